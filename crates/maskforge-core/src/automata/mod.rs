@@ -1,0 +1,11 @@
+//! Byte-level automata: regular expressions over bytes ([`Re`]), their determinisation through
+//! regex-automata, and our own layer over the extracted tables ([`ByteDfa`]): trimming,
+//! minimisation, products (intersection, union, difference) and complement, which
+//! regex-automata does not offer and the schema combinators (`allOf`, `oneOf`, `not`) need.
+
+mod dfa;
+pub mod json;
+mod re;
+
+pub use dfa::{ByteDfa, StateId, DEAD};
+pub use re::{AnyOrderMembers, Re};

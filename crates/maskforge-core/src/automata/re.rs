@@ -1,0 +1,450 @@
+//! Regular expressions over bytes, as the schema compiler builds them, and their emission into a
+//! Thompson NFA that regex-automata determinises.
+
+use std::sync::Arc;
+
+use regex_automata::nfa::thompson::{Builder, Transition, NFA};
+use regex_automata::util::primitives::StateID;
+
+use super::dfa::{ByteDfa, TooManyStates, DEAD};
+
+/// A regular language over bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Re {
+    /// The empty language.
+    Nothing,
+    /// The empty string.
+    Empty,
+    /// A literal byte string.
+    Literal(Vec<u8>),
+    /// One byte out of sorted, disjoint inclusive ranges.
+    Bytes(Vec<(u8, u8)>),
+    Concat(Vec<Re>),
+    Alt(Vec<Re>),
+    /// `min..=max` (unbounded when `max` is `None`) repetitions, optionally separated.
+    Repeat { item: Box<Re>, min: u32, max: Option<u32>, separator: Option<Box<Re>> },
+    /// An already determinised language.
+    Dfa(Arc<ByteDfa>),
+    /// The members of a closed JSON object in any order, each at most once.
+    AnyOrder(Box<AnyOrderMembers>),
+}
+
+/// `member (separator member)*` where each member appears at most once, in any order, and the
+/// sequence may end only when every required member was seen. The set of seen members is the
+/// automaton's state, so the size grows as `2^members`: the compiler limits the member count.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AnyOrderMembers {
+    pub members: Vec<Re>,
+    pub required: Vec<bool>,
+    pub separator: Re,
+}
+
+impl Re {
+    pub fn literal(bytes: &[u8]) -> Re {
+        Re::Literal(bytes.to_vec())
+    }
+
+    pub fn byte_range(lo: u8, hi: u8) -> Re {
+        Re::Bytes(vec![(lo, hi)])
+    }
+
+    pub fn concat(items: Vec<Re>) -> Re {
+        if items.iter().any(|r| *r == Re::Nothing) {
+            return Re::Nothing;
+        }
+        let mut items: Vec<Re> = items.into_iter().filter(|r| *r != Re::Empty).collect();
+        match items.len() {
+            0 => Re::Empty,
+            1 => items.pop().unwrap(),
+            _ => Re::Concat(items),
+        }
+    }
+
+    pub fn alt(items: Vec<Re>) -> Re {
+        let mut items: Vec<Re> = items.into_iter().filter(|r| *r != Re::Nothing).collect();
+        match items.len() {
+            0 => Re::Nothing,
+            1 => items.pop().unwrap(),
+            _ => Re::Alt(items),
+        }
+    }
+
+    pub fn optional(item: Re) -> Re {
+        Re::alt(vec![Re::Empty, item])
+    }
+
+    pub fn repeat(item: Re, min: u32, max: Option<u32>) -> Re {
+        Re::Repeat { item: Box::new(item), min, max, separator: None }
+    }
+
+    pub fn separated(item: Re, separator: Re, min: u32, max: Option<u32>) -> Re {
+        Re::Repeat { item: Box::new(item), min, max, separator: Some(Box::new(separator)) }
+    }
+
+    /// Determinises, trims and minimises.
+    pub fn compile(&self, max_dfa_states: usize, max_nfa_states: usize) -> Result<ByteDfa, CompileLimit> {
+        if *self == Re::Nothing {
+            return Ok(ByteDfa::empty());
+        }
+        if let Re::Dfa(dfa) = self {
+            return Ok((**dfa).clone());
+        }
+        let mut emitter = Emitter { builder: Builder::new(), states: 0, max_states: max_nfa_states };
+        emitter.builder.start_pattern().map_err(|_| CompileLimit::NfaStates(max_nfa_states))?;
+        let fragment = emitter.emit(self)?;
+        let matched = emitter.add_match()?;
+        emitter.patch(fragment.end, matched)?;
+        emitter.builder.finish_pattern(fragment.start).map_err(|_| CompileLimit::NfaStates(max_nfa_states))?;
+        let nfa: NFA = emitter
+            .builder
+            .build(fragment.start, fragment.start)
+            .map_err(|_| CompileLimit::NfaStates(max_nfa_states))?;
+        ByteDfa::from_nfa(&nfa, max_dfa_states).map_err(|e| CompileLimit::DfaStates(e.limit))
+    }
+}
+
+/// Which limit a compilation ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompileLimit {
+    NfaStates(usize),
+    DfaStates(usize),
+}
+
+impl From<TooManyStates> for CompileLimit {
+    fn from(e: TooManyStates) -> Self {
+        CompileLimit::DfaStates(e.limit)
+    }
+}
+
+/// A piece of NFA with one entry and one exit (an `Empty` state still to be patched).
+#[derive(Clone, Copy)]
+struct Fragment {
+    start: StateID,
+    end: StateID,
+}
+
+struct Emitter {
+    builder: Builder,
+    states: usize,
+    max_states: usize,
+}
+
+impl Emitter {
+    fn count(&mut self) -> Result<(), CompileLimit> {
+        self.states += 1;
+        if self.states > self.max_states {
+            return Err(CompileLimit::NfaStates(self.max_states));
+        }
+        Ok(())
+    }
+
+    fn add_empty(&mut self) -> Result<StateID, CompileLimit> {
+        self.count()?;
+        self.builder.add_empty().map_err(|_| CompileLimit::NfaStates(self.max_states))
+    }
+
+    fn add_match(&mut self) -> Result<StateID, CompileLimit> {
+        self.count()?;
+        self.builder.add_match().map_err(|_| CompileLimit::NfaStates(self.max_states))
+    }
+
+    fn add_union(&mut self, alternatives: Vec<StateID>) -> Result<StateID, CompileLimit> {
+        self.count()?;
+        self.builder.add_union(alternatives).map_err(|_| CompileLimit::NfaStates(self.max_states))
+    }
+
+    fn add_fail(&mut self) -> Result<StateID, CompileLimit> {
+        self.count()?;
+        self.builder.add_fail().map_err(|_| CompileLimit::NfaStates(self.max_states))
+    }
+
+    fn patch(&mut self, from: StateID, to: StateID) -> Result<(), CompileLimit> {
+        self.builder.patch(from, to).map_err(|_| CompileLimit::NfaStates(self.max_states))
+    }
+
+    /// A fragment matching one byte of `ranges`.
+    fn bytes(&mut self, ranges: &[(u8, u8)]) -> Result<Fragment, CompileLimit> {
+        let end = self.add_empty()?;
+        self.count()?;
+        let transitions: Vec<Transition> =
+            ranges.iter().map(|&(start, stop)| Transition { start, end: stop, next: end }).collect();
+        let start = if transitions.len() == 1 {
+            self.builder.add_range(transitions[0])
+        } else {
+            self.builder.add_sparse(transitions)
+        }
+        .map_err(|_| CompileLimit::NfaStates(self.max_states))?;
+        Ok(Fragment { start, end })
+    }
+
+    fn empty(&mut self) -> Result<Fragment, CompileLimit> {
+        let s = self.add_empty()?;
+        Ok(Fragment { start: s, end: s })
+    }
+
+    fn sequence(&mut self, parts: impl IntoIterator<Item = Fragment>) -> Result<Fragment, CompileLimit> {
+        let mut current: Option<Fragment> = None;
+        for part in parts {
+            current = Some(match current {
+                None => part,
+                Some(prev) => {
+                    self.patch(prev.end, part.start)?;
+                    Fragment { start: prev.start, end: part.end }
+                }
+            });
+        }
+        match current {
+            Some(f) => Ok(f),
+            None => self.empty(),
+        }
+    }
+
+    fn alternation(&mut self, parts: Vec<Fragment>) -> Result<Fragment, CompileLimit> {
+        let end = self.add_empty()?;
+        let start = self.add_union(parts.iter().map(|f| f.start).collect())?;
+        for part in parts {
+            self.patch(part.end, end)?;
+        }
+        Ok(Fragment { start, end })
+    }
+
+    fn emit(&mut self, re: &Re) -> Result<Fragment, CompileLimit> {
+        match re {
+            Re::Nothing => {
+                let start = self.add_fail()?;
+                let end = self.add_empty()?;
+                Ok(Fragment { start, end })
+            }
+            Re::Empty => self.empty(),
+            Re::Literal(bytes) => {
+                let mut parts = Vec::with_capacity(bytes.len());
+                for &b in bytes {
+                    parts.push(self.bytes(&[(b, b)])?);
+                }
+                self.sequence(parts)
+            }
+            Re::Bytes(ranges) => self.bytes(ranges),
+            Re::Concat(items) => {
+                let mut parts = Vec::with_capacity(items.len());
+                for item in items {
+                    parts.push(self.emit(item)?);
+                }
+                self.sequence(parts)
+            }
+            Re::Alt(items) => {
+                let mut parts = Vec::with_capacity(items.len());
+                for item in items {
+                    parts.push(self.emit(item)?);
+                }
+                self.alternation(parts)
+            }
+            Re::Repeat { item, min, max, separator } => self.repeat(item, *min, *max, separator.as_deref()),
+            Re::Dfa(dfa) => self.embed_dfa(dfa),
+            Re::AnyOrder(members) => self.any_order(members),
+        }
+    }
+
+    /// `item (sep item){min-1..max-1}`, or empty when `min == 0`.
+    fn repeat(&mut self, item: &Re, min: u32, max: Option<u32>, separator: Option<&Re>) -> Result<Fragment, CompileLimit> {
+        if max == Some(0) {
+            return self.empty();
+        }
+        let unit = |emitter: &mut Emitter, first: bool| -> Result<Fragment, CompileLimit> {
+            match (separator, first) {
+                (Some(sep), false) => {
+                    let s = emitter.emit(sep)?;
+                    let i = emitter.emit(item)?;
+                    emitter.sequence([s, i])
+                }
+                _ => emitter.emit(item),
+            }
+        };
+        // Mandatory copies, then optional ones (nested so that each needs the previous), or a loop.
+        let mut parts = Vec::new();
+        let mandatory = min.max(1);
+        for k in 0..mandatory {
+            parts.push(unit(self, k == 0)?);
+        }
+        let required = self.sequence(parts)?;
+        let tail = match max {
+            None => {
+                let end = self.add_empty()?;
+                let loop_head = self.add_union(vec![])?;
+                let body = unit(self, false)?;
+                self.patch(loop_head, body.start)?;
+                self.patch(loop_head, end)?;
+                self.patch(body.end, loop_head)?;
+                Fragment { start: loop_head, end }
+            }
+            Some(max) => {
+                let end = self.add_empty()?;
+                let mut chain_end = end;
+                // Build from the last optional copy backwards: opt_k = (unit opt_{k+1})?
+                for _ in mandatory..max {
+                    let body = unit(self, false)?;
+                    let choice = self.add_union(vec![body.start, end])?;
+                    self.patch(body.end, chain_end)?;
+                    chain_end = choice;
+                }
+                let start = self.add_empty()?;
+                self.patch(start, chain_end)?;
+                Fragment { start, end }
+            }
+        };
+        let with_tail = self.sequence([required, tail])?;
+        if min == 0 {
+            let nothing = self.empty()?;
+            self.alternation(vec![with_tail, nothing])
+        } else {
+            Ok(with_tail)
+        }
+    }
+
+    /// Embeds a DFA: one NFA state per live DFA state, an exit from each accepting one.
+    fn embed_dfa(&mut self, dfa: &ByteDfa) -> Result<Fragment, CompileLimit> {
+        let end = self.add_empty()?;
+        if dfa.is_empty_language() {
+            let start = self.add_fail()?;
+            return Ok(Fragment { start, end });
+        }
+        let n = dfa.state_count();
+        // Each DFA state s becomes a union node: its byte transitions (a sparse state) and, when
+        // accepting, the exit.
+        let mut heads = vec![StateID::ZERO; n];
+        for s in 1..n {
+            heads[s] = self.add_union(vec![])?;
+        }
+        for s in 1..n {
+            let transitions = dfa.live_transitions(s as u32);
+            if !transitions.is_empty() {
+                self.count()?;
+                let sparse = self
+                    .builder
+                    .add_sparse(
+                        transitions
+                            .iter()
+                            .map(|&(lo, hi, to)| Transition { start: lo, end: hi, next: heads[to as usize] })
+                            .collect(),
+                    )
+                    .map_err(|_| CompileLimit::NfaStates(self.max_states))?;
+                self.patch(heads[s], sparse)?;
+            }
+            if dfa.is_accepting(s as u32) {
+                self.patch(heads[s], end)?;
+            }
+        }
+        debug_assert_ne!(dfa.start(), DEAD);
+        Ok(Fragment { start: heads[dfa.start() as usize], end })
+    }
+
+    /// The any-order construction: one node per set of members seen.
+    fn any_order(&mut self, spec: &AnyOrderMembers) -> Result<Fragment, CompileLimit> {
+        let n = spec.members.len();
+        assert!(n < 32, "the compiler bounds any-order member counts");
+        let required_mask: u32 = spec.required.iter().enumerate().filter(|(_, r)| **r).map(|(i, _)| 1u32 << i).sum();
+        let end = self.add_empty()?;
+        // after[set] = the node reached after the members in `set` were emitted.
+        let mut after: std::collections::HashMap<u32, StateID> = std::collections::HashMap::new();
+        let mut pending: Vec<u32> = Vec::new();
+        let start = self.add_union(vec![])?;
+        for k in 0..n {
+            let member = self.emit(&spec.members[k])?;
+            self.patch(start, member.start)?;
+            let node = self.node_for(&mut after, &mut pending, 1 << k)?;
+            self.patch(member.end, node)?;
+        }
+        while let Some(set) = pending.pop() {
+            let node = after[&set];
+            if set & required_mask == required_mask {
+                self.patch(node, end)?;
+            }
+            for k in 0..n {
+                if set & (1 << k) != 0 {
+                    continue;
+                }
+                let sep = self.emit(&spec.separator)?;
+                let member = self.emit(&spec.members[k])?;
+                let step = self.sequence([sep, member])?;
+                self.patch(node, step.start)?;
+                let next = self.node_for(&mut after, &mut pending, set | (1 << k))?;
+                self.patch(step.end, next)?;
+            }
+        }
+        Ok(Fragment { start, end })
+    }
+
+    fn node_for(
+        &mut self,
+        after: &mut std::collections::HashMap<u32, StateID>,
+        pending: &mut Vec<u32>,
+        set: u32,
+    ) -> Result<StateID, CompileLimit> {
+        if let Some(&node) = after.get(&set) {
+            return Ok(node);
+        }
+        let node = self.add_union(vec![])?;
+        after.insert(set, node);
+        pending.push(set);
+        Ok(node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dfa(re: &Re) -> ByteDfa {
+        re.compile(100_000, 1_000_000).unwrap()
+    }
+
+    #[test]
+    fn repeat_counts_are_exact() {
+        let re = Re::separated(Re::literal(b"a"), Re::literal(b","), 2, Some(3));
+        let d = dfa(&re);
+        for (w, want) in [("a", false), ("a,a", true), ("a,a,a", true), ("a,a,a,a", false), ("", false), ("aa", false)] {
+            assert_eq!(d.matches(w.as_bytes()), want, "{w}");
+        }
+        let d = dfa(&Re::separated(Re::literal(b"a"), Re::literal(b","), 0, None));
+        for (w, want) in [("", true), ("a", true), ("a,a,a,a", true), ("a,", false)] {
+            assert_eq!(d.matches(w.as_bytes()), want, "{w}");
+        }
+        let d = dfa(&Re::repeat(Re::literal(b"ab"), 0, Some(1)));
+        assert!(d.matches(b"") && d.matches(b"ab") && !d.matches(b"abab"));
+    }
+
+    #[test]
+    fn any_order_admits_each_member_once_and_requires_required() {
+        let re = Re::AnyOrder(Box::new(AnyOrderMembers {
+            members: vec![Re::literal(b"a"), Re::literal(b"b"), Re::literal(b"c")],
+            required: vec![true, false, true],
+            separator: Re::literal(b","),
+        }));
+        let d = dfa(&re);
+        for (w, want) in [
+            ("a,c", true),
+            ("c,a", true),
+            ("c,b,a", true),
+            ("a", false),
+            ("a,a,c", false),
+            ("a,c,b", true),
+            ("b", false),
+            ("a,c,c", false),
+        ] {
+            assert_eq!(d.matches(w.as_bytes()), want, "{w}");
+        }
+    }
+
+    #[test]
+    fn embedded_dfa_keeps_its_language() {
+        let inner = Arc::new(dfa(&Re::alt(vec![Re::literal(b"xy"), Re::literal(b"z")])));
+        let d = dfa(&Re::concat(vec![Re::literal(b"["), Re::Dfa(inner), Re::literal(b"]")]));
+        assert!(d.matches(b"[xy]") && d.matches(b"[z]") && !d.matches(b"[x]") && !d.matches(b"[]"));
+    }
+
+    #[test]
+    fn nothing_is_empty() {
+        assert!(dfa(&Re::concat(vec![Re::literal(b"a"), Re::Nothing])).is_empty_language());
+        let d = dfa(&Re::Alt(vec![Re::Nothing, Re::literal(b"a")]));
+        assert!(d.matches(b"a"));
+    }
+}

@@ -1,0 +1,49 @@
+//! Per-state mask rows, computed once (eagerly or on first use) and deduplicated.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::automata::StateId;
+
+/// One once-cell per automaton state holding a shared, deduplicated row.
+#[derive(Debug)]
+pub(crate) struct RowTable {
+    word_count: usize,
+    cells: Vec<OnceLock<Arc<[u32]>>>,
+    distinct: Mutex<HashSet<Arc<[u32]>>>,
+}
+
+impl RowTable {
+    pub(crate) fn new(states: usize, word_count: usize) -> Self {
+        RowTable {
+            word_count,
+            cells: (0..states).map(|_| OnceLock::new()).collect(),
+            distinct: Mutex::new(HashSet::new()),
+        }
+    }
+
+    pub(crate) fn word_count(&self) -> usize {
+        self.word_count
+    }
+
+    pub(crate) fn get_or_compute(&self, state: StateId, compute: impl FnOnce() -> Vec<u32>) -> &[u32] {
+        self.cells[state as usize].get_or_init(|| {
+            let row = compute();
+            // A poisoned lock only means another thread panicked mid-insert; the set is still valid.
+            let mut distinct = self.distinct.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(existing) = distinct.get(row.as_slice()) {
+                return Arc::clone(existing);
+            }
+            let shared: Arc<[u32]> = row.into();
+            distinct.insert(Arc::clone(&shared));
+            shared
+        })
+    }
+
+    /// (rows computed, distinct rows stored).
+    pub(crate) fn stats(&self) -> (usize, usize) {
+        let computed = self.cells.iter().filter(|c| c.get().is_some()).count();
+        let distinct = self.distinct.lock().unwrap_or_else(|e| e.into_inner()).len();
+        (computed, distinct)
+    }
+}

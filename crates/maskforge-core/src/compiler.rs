@@ -1,0 +1,258 @@
+//! The compiler: options, caches, and the programs it produces.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::bind::{build_class_trie, BoundSchema};
+use crate::error::Result;
+use crate::executable::ExecutableSchema;
+use crate::options::{BindPolicy, CompilerOptions};
+use crate::schema::SchemaDocument;
+use crate::vocabulary::{CompiledVocabulary, TokenTrie};
+
+/// Compiles schemas into [`SchemaProgram`]s, caching executables and class tries within byte
+/// budgets. Cheap to share across threads (`&Compiler` is enough).
+#[derive(Debug)]
+pub struct Compiler {
+    options: CompilerOptions,
+    executables: Arc<ExecutableCache>,
+    tries: Arc<TrieCache>,
+}
+
+/// A compiled schema, independent of any vocabulary; bind it to one to get masks.
+#[derive(Debug, Clone)]
+pub struct SchemaProgram {
+    executable: Arc<ExecutableSchema>,
+    tries: Arc<TrieCache>,
+    bind_policy: BindPolicy,
+    eager_table_bytes: usize,
+}
+
+/// Cache counters, for monitoring and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub executable_hits: u64,
+    pub executable_misses: u64,
+    pub executable_entries: usize,
+    pub executable_bytes: usize,
+    pub trie_hits: u64,
+    pub trie_misses: u64,
+    pub trie_entries: usize,
+    pub trie_bytes: usize,
+}
+
+impl Compiler {
+    pub fn new(options: CompilerOptions) -> Self {
+        let executables = Arc::new(ExecutableCache::new(options.executable_cache_bytes));
+        let tries = Arc::new(TrieCache::new(options.trie_cache_bytes));
+        Compiler { options, executables, tries }
+    }
+
+    /// A compiler that caches nothing (deterministic tests and benchmarks).
+    pub fn without_cache() -> Self {
+        Compiler::new(CompilerOptions::default().with_executable_cache_bytes(0).with_trie_cache_bytes(0))
+    }
+
+    /// A compiler over the process-wide executable cache (see [`crate::runtime`]).
+    pub fn with_global_cache(options: CompilerOptions) -> Self {
+        let tries = Arc::new(TrieCache::new(options.trie_cache_bytes));
+        Compiler { executables: crate::runtime::global_executable_cache(), options, tries }
+    }
+
+    pub fn options(&self) -> &CompilerOptions {
+        &self.options
+    }
+
+    /// Compiles a schema given as JSON text.
+    pub fn compile_json_schema(&self, schema: &str) -> Result<SchemaProgram> {
+        let document = SchemaDocument::parse(schema, &self.options)?;
+        self.compile_document(document)
+    }
+
+    /// Compiles a schema given as a parsed JSON value.
+    pub fn compile_json_value(&self, schema: &serde_json::Value) -> Result<SchemaProgram> {
+        let document = SchemaDocument::from_value(schema.clone(), &self.options)?;
+        self.compile_document(document)
+    }
+
+    fn compile_document(&self, document: SchemaDocument) -> Result<SchemaProgram> {
+        let key = ExecutableKey { canonical: document.canonical_text(), identity: format!("{:?}", self.options.compile_identity()) };
+        let executable = match self.executables.get(&key) {
+            Some(hit) => hit,
+            None => {
+                let executable = Arc::new(ExecutableSchema::compile(&document, &self.options)?);
+                self.executables.insert(key, Arc::clone(&executable), executable.heap_bytes());
+                executable
+            }
+        };
+        Ok(SchemaProgram {
+            executable,
+            tries: Arc::clone(&self.tries),
+            bind_policy: self.options.bind_policy,
+            eager_table_bytes: self.options.eager_table_bytes,
+        })
+    }
+
+    pub fn cache_stats(&self) -> CacheStats {
+        let (executable_hits, executable_misses, executable_entries, executable_bytes) = self.executables.stats();
+        let (trie_hits, trie_misses, trie_entries, trie_bytes) = self.tries.cache.stats();
+        CacheStats {
+            executable_hits,
+            executable_misses,
+            executable_entries,
+            executable_bytes,
+            trie_hits,
+            trie_misses,
+            trie_entries,
+            trie_bytes,
+        }
+    }
+
+    pub fn clear_caches(&self) {
+        self.executables.clear();
+        self.tries.cache.clear();
+    }
+}
+
+impl SchemaProgram {
+    /// Joins the program to a vocabulary under the compiler's bind policy.
+    pub fn bind(&self, vocabulary: &CompiledVocabulary) -> Result<BoundSchema> {
+        self.bind_with_policy(vocabulary, self.bind_policy)
+    }
+
+    pub fn bind_with_policy(&self, vocabulary: &CompiledVocabulary, policy: BindPolicy) -> Result<BoundSchema> {
+        BoundSchema::bind(Arc::clone(&self.executable), vocabulary, policy, self.eager_table_bytes, &self.tries)
+    }
+
+    pub fn executable(&self) -> &Arc<ExecutableSchema> {
+        &self.executable
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ExecutableKey {
+    canonical: String,
+    identity: String,
+}
+
+impl ExecutableKey {
+    fn heap_bytes(&self) -> usize {
+        self.canonical.len() + self.identity.len()
+    }
+}
+
+pub(crate) type ExecutableCache = ByteBudgetCache<ExecutableKey, Arc<ExecutableSchema>>;
+
+impl ExecutableCache {
+    pub(crate) fn insert(&self, key: ExecutableKey, value: Arc<ExecutableSchema>, bytes: usize) {
+        let bytes = bytes + key.heap_bytes();
+        self.insert_sized(key, value, bytes);
+    }
+}
+
+/// Class tries keyed by (vocabulary, byte-class partition): schemas whose automata share a
+/// partition (most JSON schemas over the same punctuation) share one trie.
+#[derive(Debug)]
+pub(crate) struct TrieCache {
+    cache: ByteBudgetCache<(u64, [u8; 256]), Arc<TokenTrie>>,
+}
+
+impl TrieCache {
+    fn new(budget: usize) -> Self {
+        TrieCache { cache: ByteBudgetCache::new(budget) }
+    }
+
+    pub(crate) fn class_trie(&self, vocabulary: &CompiledVocabulary, classes: &[u8; 256]) -> Arc<TokenTrie> {
+        let key = (vocabulary.uid(), *classes);
+        if let Some(hit) = self.cache.get(&key) {
+            return hit;
+        }
+        let trie = Arc::new(build_class_trie(vocabulary.vocabulary(), classes));
+        self.cache.insert_sized(key, Arc::clone(&trie), trie.heap_bytes());
+        trie
+    }
+}
+
+/// A least-recently-used cache bounded by an estimate of its entries' heap bytes. A budget of 0
+/// disables it.
+#[derive(Debug)]
+pub(crate) struct ByteBudgetCache<K, V> {
+    budget: usize,
+    inner: Mutex<CacheInner<K, V>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+#[derive(Debug)]
+struct CacheInner<K, V> {
+    entries: HashMap<K, (V, usize, u64)>,
+    bytes: usize,
+    tick: u64,
+}
+
+impl<K: Eq + Hash + Clone, V: Clone> ByteBudgetCache<K, V> {
+    pub(crate) fn new(budget: usize) -> Self {
+        ByteBudgetCache {
+            budget,
+            inner: Mutex::new(CacheInner { entries: HashMap::new(), bytes: 0, tick: 0 }),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CacheInner<K, V>> {
+        // Entries are inserted whole, so a panic elsewhere cannot leave them half-written.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn get(&self, key: &K) -> Option<V> {
+        let mut inner = self.lock();
+        inner.tick += 1;
+        let tick = inner.tick;
+        match inner.entries.get_mut(key) {
+            Some(entry) => {
+                entry.2 = tick;
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(entry.0.clone())
+            }
+            None => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    pub(crate) fn insert_sized(&self, key: K, value: V, bytes: usize) {
+        if bytes > self.budget {
+            return;
+        }
+        let mut inner = self.lock();
+        inner.tick += 1;
+        let tick = inner.tick;
+        if let Some(old) = inner.entries.insert(key, (value, bytes, tick)) {
+            inner.bytes -= old.1;
+        }
+        inner.bytes += bytes;
+        while inner.bytes > self.budget {
+            let oldest = inner.entries.iter().min_by_key(|(_, e)| e.2).map(|(k, _)| k.clone());
+            match oldest.and_then(|k| inner.entries.remove(&k)) {
+                Some(evicted) => inner.bytes -= evicted.1,
+                None => break,
+            }
+        }
+    }
+
+    pub(crate) fn clear(&self) {
+        let mut inner = self.lock();
+        inner.entries.clear();
+        inner.bytes = 0;
+    }
+
+    /// (hits, misses, entries, bytes).
+    pub(crate) fn stats(&self) -> (u64, u64, usize, usize) {
+        let inner = self.lock();
+        (self.hits.load(Ordering::Relaxed), self.misses.load(Ordering::Relaxed), inner.entries.len(), inner.bytes)
+    }
+}

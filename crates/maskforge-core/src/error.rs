@@ -1,0 +1,161 @@
+//! Typed errors. Every failure the library can report is a variant here; nothing panics on bad input.
+
+use std::fmt;
+
+/// Stable diagnostic codes. The string form (`MF-E0xx`) is part of the public contract:
+/// codes are never renumbered, only added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DiagnosticCode {
+    /// The schema text is not JSON.
+    InvalidJson,
+    /// A known keyword has a value of the wrong type or shape.
+    InvalidKeywordValue,
+    /// A known keyword that this version does not support.
+    UnsupportedKeyword,
+    /// The schema's language is not regular (or too large) and needs the structured backend,
+    /// which does not support this construct yet.
+    RequiresStructuredBackend,
+    /// A `$ref` that cannot be resolved.
+    UnresolvedReference,
+    /// The schema accepts no instance at all, so no generation can succeed.
+    UnsatisfiableSchema,
+    /// A resource limit (document size, DFA states, nesting depth...) was exceeded.
+    ResourceLimit,
+    /// A regular expression that is malformed or uses a construct outside the supported ECMA-262 subset.
+    UnsupportedPattern,
+    /// `$schema` names a draft that is not supported.
+    UnknownDraft,
+}
+
+impl DiagnosticCode {
+    /// The stable string form of the code, e.g. `MF-E004`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagnosticCode::InvalidJson => "MF-E001",
+            DiagnosticCode::InvalidKeywordValue => "MF-E002",
+            DiagnosticCode::UnsupportedKeyword => "MF-E003",
+            DiagnosticCode::RequiresStructuredBackend => "MF-E004",
+            DiagnosticCode::UnresolvedReference => "MF-E005",
+            DiagnosticCode::UnsatisfiableSchema => "MF-E006",
+            DiagnosticCode::ResourceLimit => "MF-E007",
+            DiagnosticCode::UnsupportedPattern => "MF-E008",
+            DiagnosticCode::UnknownDraft => "MF-E009",
+        }
+    }
+
+    /// Every code, in numeric order (used by documentation and tests).
+    pub const ALL: [DiagnosticCode; 9] = [
+        DiagnosticCode::InvalidJson,
+        DiagnosticCode::InvalidKeywordValue,
+        DiagnosticCode::UnsupportedKeyword,
+        DiagnosticCode::RequiresStructuredBackend,
+        DiagnosticCode::UnresolvedReference,
+        DiagnosticCode::UnsatisfiableSchema,
+        DiagnosticCode::ResourceLimit,
+        DiagnosticCode::UnsupportedPattern,
+        DiagnosticCode::UnknownDraft,
+    ];
+}
+
+impl fmt::Display for DiagnosticCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A problem with a schema: what, which keyword, and where (a JSON Pointer into the schema document).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: DiagnosticCode,
+    /// The keyword at fault, when one is.
+    pub keyword: Option<String>,
+    /// JSON Pointer (RFC 6901) of the schema location at fault; `""` is the root.
+    pub pointer: String,
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub fn new(code: DiagnosticCode, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic { code, keyword: None, pointer: pointer.into(), message: message.into() }
+    }
+
+    pub fn with_keyword(mut self, keyword: impl Into<String>) -> Self {
+        self.keyword = Some(keyword.into());
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = if self.pointer.is_empty() { "#" } else { &self.pointer };
+        match &self.keyword {
+            Some(keyword) => write!(f, "{} at {pointer} ({keyword}): {}", self.code, self.message),
+            None => write!(f, "{} at {pointer}: {}", self.code, self.message),
+        }
+    }
+}
+
+/// Why a token cannot be committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RejectReason {
+    /// The id is not below the mask vocabulary size.
+    OutOfRange,
+    /// The id has no bytes (padding, a special token) and is not EOS.
+    NoBytes,
+    /// The token's bytes lead outside the schema's language.
+    LeavesLanguage,
+    /// EOS while the text so far is not a complete accepted instance.
+    EosNotAccepting,
+    /// Any token but EOS after the session finished.
+    SessionFinished,
+}
+
+impl fmt::Display for RejectReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RejectReason::OutOfRange => "token id is out of range for this vocabulary",
+            RejectReason::NoBytes => "token has no bytes (special or padding token)",
+            RejectReason::LeavesLanguage => "token leads outside the schema's language",
+            RejectReason::EosNotAccepting => "EOS before the output is a complete accepted instance",
+            RejectReason::SessionFinished => "the session is finished: only EOS may follow",
+        })
+    }
+}
+
+/// Every error of the crate.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The schema cannot be compiled; see the diagnostic's code.
+    #[error("{0}")]
+    Schema(Diagnostic),
+    /// A vocabulary cannot be built or decoded.
+    #[error("invalid vocabulary: {0}")]
+    Vocabulary(String),
+    /// A token the mask forbids; the session is unchanged.
+    #[error("token {token_id} rejected: {reason}")]
+    TokenRejected { token_id: u32, reason: RejectReason },
+    /// A mask buffer of the wrong size.
+    #[error("mask buffer too small: {needed} {unit} needed, {actual} given")]
+    MaskBuffer { needed: usize, actual: usize, unit: &'static str },
+}
+
+impl Error {
+    /// The diagnostic of a schema error.
+    pub fn diagnostic(&self) -> Option<&Diagnostic> {
+        match self {
+            Error::Schema(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+impl From<Diagnostic> for Error {
+    fn from(d: Diagnostic) -> Self {
+        Error::Schema(d)
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

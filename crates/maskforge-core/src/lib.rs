@@ -1,0 +1,61 @@
+//! # maskforge-core
+//!
+//! Compiles a JSON Schema into an executable and, at every decoding step, writes a packed
+//! allowed-token bitmask over a tokenizer vocabulary, so that a language model can only produce
+//! JSON that the schema accepts.
+//!
+//! The pipeline has three shared, immutable products and one mutable object:
+//!
+//! 1. [`SchemaProgram`]: the schema parsed, resolved and compiled ([`Compiler::compile_json_schema`]);
+//!    vocabulary-independent.
+//! 2. [`CompiledVocabulary`]: token id -> bytes, EOS ids and the token trie; built once per tokenizer.
+//! 3. [`BoundSchema`]: a program joined to a vocabulary ([`SchemaProgram::bind`]).
+//! 4. [`Session`]: the position of one sequence ([`BoundSchema::start_session`]).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use maskforge_core::{build_vocabulary, CompiledVocabulary, Compiler, CompilerOptions};
+//!
+//! let tokens = [&b"{"[..], b"}", b"\"", b"a", b"b", b":", b",", b" ", b"true", b"null"];
+//! let token_map = tokens.iter().enumerate().map(|(id, t)| (id as u32, t.to_vec()));
+//! let vocabulary = CompiledVocabulary::try_from(Arc::new(build_vocabulary(10, token_map)?))?;
+//!
+//! let compiler = Compiler::new(CompilerOptions::default());
+//! let program = compiler.compile_json_schema(r#"{"enum": ["ab", true]}"#)?;
+//! let bound = program.bind(&vocabulary)?;
+//! let mut session = bound.start_session()?;
+//! let mut mask = vec![0u32; bound.mask_word_count()];
+//! session.write_mask(&mut mask)?;
+//! assert_eq!(mask[0], 1 << 2 | 1 << 8); // `"` or `true`
+//! for token in [2, 3, 4, 2] {
+//!     session.advance(token)?;
+//! }
+//! assert!(session.is_accepting());
+//! session.advance(10)?; // EOS
+//! assert!(session.is_finished());
+//! # Ok::<(), maskforge_core::Error>(())
+//! ```
+
+pub mod automata;
+pub mod bind;
+pub mod compiler;
+pub mod error;
+pub mod executable;
+pub mod limits;
+pub mod mask;
+pub mod options;
+pub mod reference;
+pub mod regular;
+pub mod runtime;
+pub mod schema;
+pub mod session;
+pub mod vocabulary;
+
+pub use bind::BoundSchema;
+pub use compiler::{CacheStats, Compiler, SchemaProgram};
+pub use error::{Diagnostic, DiagnosticCode, Error, RejectReason, Result};
+pub use executable::ExecutableSchema;
+pub use limits::SchemaResourceLimits;
+pub use options::{BindPolicy, CompilerOptions, Draft};
+pub use session::Session;
+pub use vocabulary::{build_vocabulary, CompiledVocabulary, EosTokenIds, TokenId, TokenTrie, Vocabulary};

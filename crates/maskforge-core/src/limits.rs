@@ -1,0 +1,31 @@
+//! Resource limits that keep a hostile schema to bounded time and memory.
+
+/// Bounds on the work one compilation may do. Exceeding one is a
+/// [`DiagnosticCode::ResourceLimit`](crate::DiagnosticCode::ResourceLimit) diagnostic, never a
+/// truncated language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct SchemaResourceLimits {
+    /// Size of the schema text, in bytes.
+    pub max_document_bytes: usize,
+    /// Total bytes of every resolved document (the root and its references).
+    pub max_resolved_bytes: usize,
+    /// States of one deterministic automaton.
+    pub max_dfa_states: usize,
+    /// States of the nondeterministic automaton a schema expands to before determinisation.
+    pub max_nfa_states: usize,
+    /// Nesting depth of the schema document.
+    pub max_nesting_depth: usize,
+}
+
+impl Default for SchemaResourceLimits {
+    fn default() -> Self {
+        SchemaResourceLimits {
+            max_document_bytes: 16 << 20,
+            max_resolved_bytes: 64 << 20,
+            max_dfa_states: 200_000,
+            max_nfa_states: 2_000_000,
+            max_nesting_depth: 256,
+        }
+    }
+}

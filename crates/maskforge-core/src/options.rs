@@ -1,0 +1,125 @@
+//! Compiler options: cache budgets, bind policy, limits, default draft and generation policies.
+
+use crate::limits::SchemaResourceLimits;
+
+/// How a bound schema computes its per-state mask rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum BindPolicy {
+    /// Every reachable state's row at bind time: fastest query, costliest bind.
+    Eager,
+    /// Rows computed on first query and cached.
+    Lazy,
+    /// Eager when the packed table fits [`CompilerOptions::eager_table_bytes`], lazy otherwise.
+    #[default]
+    Adaptive,
+}
+
+/// JSON Schema drafts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Draft {
+    Draft4,
+    Draft6,
+    Draft7,
+    Draft201909,
+    Draft202012,
+}
+
+impl Draft {
+    /// The draft a `$schema` URI names, if any.
+    pub fn from_schema_uri(uri: &str) -> Option<Draft> {
+        let uri = uri.trim_end_matches('#');
+        let uri = uri.strip_prefix("https://").or_else(|| uri.strip_prefix("http://"))?;
+        match uri {
+            "json-schema.org/draft-04/schema" => Some(Draft::Draft4),
+            "json-schema.org/draft-06/schema" => Some(Draft::Draft6),
+            "json-schema.org/draft-07/schema" => Some(Draft::Draft7),
+            "json-schema.org/draft/2019-09/schema" => Some(Draft::Draft201909),
+            "json-schema.org/draft/2020-12/schema" => Some(Draft::Draft202012),
+            _ => None,
+        }
+    }
+
+    /// The name used in option strings and reports (`"draft4"` ... `"draft2020-12"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Draft::Draft4 => "draft4",
+            Draft::Draft6 => "draft6",
+            Draft::Draft7 => "draft7",
+            Draft::Draft201909 => "draft2019-09",
+            Draft::Draft202012 => "draft2020-12",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Draft> {
+        [Draft::Draft4, Draft::Draft6, Draft::Draft7, Draft::Draft201909, Draft::Draft202012]
+            .into_iter()
+            .find(|d| d.name() == name || d.name().trim_start_matches("draft") == name)
+    }
+}
+
+/// Everything that configures a [`Compiler`](crate::Compiler). Built from `default()` and the
+/// `with_*` setters; every field that changes a compiled result is part of the cache identity.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct CompilerOptions {
+    pub executable_cache_bytes: usize,
+    pub trie_cache_bytes: usize,
+    pub bind_policy: BindPolicy,
+    /// Largest packed row table [`BindPolicy::Adaptive`] builds eagerly.
+    pub eager_table_bytes: usize,
+    pub limits: SchemaResourceLimits,
+    /// Draft of schemas without `$schema`.
+    pub default_draft: Draft,
+    /// Enforce `format` as an exact language (true) or treat it as an annotation (false).
+    pub format_assertion: bool,
+}
+
+impl Default for CompilerOptions {
+    fn default() -> Self {
+        CompilerOptions {
+            executable_cache_bytes: 256 << 20,
+            trie_cache_bytes: 256 << 20,
+            bind_policy: BindPolicy::Adaptive,
+            eager_table_bytes: 64 << 20,
+            limits: SchemaResourceLimits::default(),
+            default_draft: Draft::Draft202012,
+            format_assertion: true,
+        }
+    }
+}
+
+impl CompilerOptions {
+    pub fn with_executable_cache_bytes(mut self, bytes: usize) -> Self {
+        self.executable_cache_bytes = bytes;
+        self
+    }
+    pub fn with_trie_cache_bytes(mut self, bytes: usize) -> Self {
+        self.trie_cache_bytes = bytes;
+        self
+    }
+    pub fn with_bind_policy(mut self, policy: BindPolicy) -> Self {
+        self.bind_policy = policy;
+        self
+    }
+    pub fn with_eager_table_bytes(mut self, bytes: usize) -> Self {
+        self.eager_table_bytes = bytes;
+        self
+    }
+    pub fn with_limits(mut self, limits: SchemaResourceLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+    pub fn with_default_draft(mut self, draft: Draft) -> Self {
+        self.default_draft = draft;
+        self
+    }
+    pub fn with_format_assertion(mut self, enforce: bool) -> Self {
+        self.format_assertion = enforce;
+        self
+    }
+
+    /// The options that change what a schema compiles to (not cache budgets or bind policy).
+    pub(crate) fn compile_identity(&self) -> (SchemaResourceLimits, Draft, bool) {
+        (self.limits, self.default_draft, self.format_assertion)
+    }
+}

@@ -1,0 +1,164 @@
+//! Schema documents: parsing, draft detection, limits on the input, canonical identity.
+
+pub mod keywords;
+
+use serde_json::Value;
+
+use crate::error::{Diagnostic, DiagnosticCode, Result};
+use crate::options::{CompilerOptions, Draft};
+
+/// A parsed schema document with its draft.
+#[derive(Debug, Clone)]
+pub struct SchemaDocument {
+    root: Value,
+    draft: Draft,
+}
+
+impl SchemaDocument {
+    /// Parses schema text, enforcing the document-size and nesting limits.
+    pub fn parse(text: &str, options: &CompilerOptions) -> Result<SchemaDocument> {
+        let limits = &options.limits;
+        if text.len() > limits.max_document_bytes {
+            return Err(Diagnostic::new(
+                DiagnosticCode::ResourceLimit,
+                "",
+                format!("schema document is {} bytes, above the limit of {}", text.len(), limits.max_document_bytes),
+            )
+            .into());
+        }
+        // serde_json recurses per nesting level and stops at 128 by default; check the depth on
+        // the raw text first so deep documents get our limit's diagnostic.
+        check_text_depth(text, limits.max_nesting_depth)?;
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        deserializer.disable_recursion_limit();
+        let root = serde::Deserialize::deserialize(&mut deserializer)
+            .and_then(|v: Value| deserializer.end().map(|_| v))
+            .map_err(|e| Diagnostic::new(DiagnosticCode::InvalidJson, "", format!("schema is not valid JSON: {e}")))?;
+        SchemaDocument::from_value(root, options)
+    }
+
+    /// Wraps a parsed value, choosing the draft from `$schema` or the options' default.
+    pub fn from_value(root: Value, options: &CompilerOptions) -> Result<SchemaDocument> {
+        if value_depth(&root, options.limits.max_nesting_depth + 1) > options.limits.max_nesting_depth {
+            return Err(depth_error(options.limits.max_nesting_depth).into());
+        }
+        let draft = match root.get("$schema") {
+            None => options.default_draft,
+            Some(Value::String(uri)) => Draft::from_schema_uri(uri).ok_or_else(|| {
+                Diagnostic::new(DiagnosticCode::UnknownDraft, "/$schema", format!("unknown or unsupported draft {uri:?}"))
+                    .with_keyword("$schema")
+            })?,
+            Some(_) => {
+                return Err(Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "/$schema", "$schema must be a string")
+                    .with_keyword("$schema")
+                    .into())
+            }
+        };
+        if !matches!(root, Value::Object(_) | Value::Bool(_)) {
+            return Err(Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "", "a schema must be an object or a boolean").into());
+        }
+        Ok(SchemaDocument { root, draft })
+    }
+
+    pub fn root(&self) -> &Value {
+        &self.root
+    }
+
+    pub fn draft(&self) -> Draft {
+        self.draft
+    }
+
+    /// Text with object keys sorted at every level: equal schemas written differently share
+    /// one cache entry.
+    pub fn canonical_text(&self) -> String {
+        let mut out = String::new();
+        write_canonical(&self.root, &mut out);
+        out
+    }
+}
+
+fn depth_error(limit: usize) -> Diagnostic {
+    Diagnostic::new(DiagnosticCode::ResourceLimit, "", format!("schema nesting is deeper than the limit of {limit}"))
+}
+
+fn check_text_depth(text: &str, limit: usize) -> Result<()> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for b in text.bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > limit {
+                    return Err(depth_error(limit).into());
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Depth of a value, counting stops once `cap` is exceeded (iterative: no recursion on hostile input).
+fn value_depth(root: &Value, cap: usize) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(root, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        max = max.max(d);
+        if max >= cap {
+            return max;
+        }
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, d + 1))),
+            _ => {}
+        }
+    }
+    max
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String((*k).clone()).to_string());
+                out.push(':');
+                write_canonical(&map[*k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Appends a reference token to a JSON Pointer (RFC 6901 escaping).
+pub fn pointer_push(pointer: &str, token: &str) -> String {
+    format!("{pointer}/{}", token.replace('~', "~0").replace('/', "~1"))
+}

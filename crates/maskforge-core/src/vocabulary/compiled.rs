@@ -1,0 +1,222 @@
+//! The compiled vocabulary and the flat token trie that binding walks.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::{TokenId, Vocabulary};
+use crate::error::{Error, Result};
+
+/// A vocabulary prepared for binding: shared, immutable, built once per tokenizer.
+#[derive(Debug)]
+pub struct CompiledVocabulary {
+    vocabulary: Arc<Vocabulary>,
+    byte_trie: TokenTrie,
+    /// Distinguishes vocabularies in caches without hashing their contents.
+    uid: u64,
+}
+
+impl TryFrom<Arc<Vocabulary>> for CompiledVocabulary {
+    type Error = Error;
+
+    fn try_from(vocabulary: Arc<Vocabulary>) -> Result<Self> {
+        if vocabulary.tokens_with_bytes().next().is_none() {
+            return Err(Error::Vocabulary("the vocabulary has no token with bytes".into()));
+        }
+        let byte_trie = TokenTrie::build(vocabulary.tokens_with_bytes().map(|(id, b)| (b.to_vec(), id)));
+        static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+        Ok(CompiledVocabulary { vocabulary, byte_trie, uid: NEXT_UID.fetch_add(1, Ordering::Relaxed) })
+    }
+}
+
+impl TryFrom<Vocabulary> for CompiledVocabulary {
+    type Error = Error;
+
+    fn try_from(vocabulary: Vocabulary) -> Result<Self> {
+        CompiledVocabulary::try_from(Arc::new(vocabulary))
+    }
+}
+
+impl CompiledVocabulary {
+    pub fn vocabulary(&self) -> &Arc<Vocabulary> {
+        &self.vocabulary
+    }
+
+    /// The trie of every token with bytes, over raw bytes.
+    pub fn byte_trie(&self) -> &TokenTrie {
+        &self.byte_trie
+    }
+
+    pub fn mask_vocab_size(&self) -> usize {
+        self.vocabulary.mask_vocab_size()
+    }
+
+    /// `ceil(mask_vocab_size / 32)`.
+    pub fn mask_word_count(&self) -> usize {
+        self.vocabulary.mask_vocab_size().div_ceil(32)
+    }
+
+    pub(crate) fn uid(&self) -> u64 {
+        self.uid
+    }
+}
+
+/// A trie over symbol sequences (raw bytes, or byte classes of one automaton), stored flat in
+/// depth-first order so that a walk is a forward scan that skips whole subtrees at the first
+/// dead symbol. Tokens with equal sequences share a node, which is how token classes arise.
+#[derive(Debug, Clone, Default)]
+pub struct TokenTrie {
+    /// Symbol on the edge into node `i` (node 0 is the root and has none).
+    symbols: Vec<u8>,
+    /// Depth of node `i` (root 0).
+    depths: Vec<u32>,
+    /// One past the last node of `i`'s subtree.
+    subtree_ends: Vec<u32>,
+    /// Tokens ending at node `i` are `token_ids[token_starts[i]..token_starts[i + 1]]`.
+    token_starts: Vec<u32>,
+    token_ids: Vec<TokenId>,
+    max_depth: usize,
+}
+
+impl TokenTrie {
+    /// Builds the trie from `(sequence, token id)` pairs; sequences must not be empty.
+    pub fn build(entries: impl IntoIterator<Item = (Vec<u8>, TokenId)>) -> Self {
+        let mut entries: Vec<(Vec<u8>, TokenId)> = entries.into_iter().collect();
+        entries.sort_unstable();
+        let mut trie = TokenTrie::default();
+        trie.push_node(0, 0);
+        // path[d] = node index at depth d along the current sequence.
+        let mut path: Vec<u32> = vec![0];
+        let mut previous: &[u8] = &[];
+        let mut node_tokens: Vec<Vec<TokenId>> = vec![Vec::new()];
+        for (seq, id) in &entries {
+            let common = seq.iter().zip(previous).take_while(|(a, b)| a == b).count();
+            path.truncate(common + 1);
+            for (depth, &symbol) in seq.iter().enumerate().skip(common) {
+                let index = trie.push_node(symbol, depth as u32 + 1);
+                node_tokens.push(Vec::new());
+                path.push(index);
+            }
+            node_tokens[*path.last().unwrap() as usize].push(*id);
+            trie.max_depth = trie.max_depth.max(seq.len());
+            previous = seq;
+        }
+        // Subtree ends: the next node at the same or a smaller depth.
+        let n = trie.symbols.len();
+        trie.subtree_ends = vec![n as u32; n];
+        let mut open: Vec<u32> = Vec::new();
+        for i in 0..n {
+            while let Some(&top) = open.last() {
+                if trie.depths[top as usize] >= trie.depths[i] {
+                    trie.subtree_ends[top as usize] = i as u32;
+                    open.pop();
+                } else {
+                    break;
+                }
+            }
+            open.push(i as u32);
+        }
+        for tokens in node_tokens {
+            trie.token_starts.push(trie.token_ids.len() as u32);
+            trie.token_ids.extend(tokens);
+        }
+        trie.token_starts.push(trie.token_ids.len() as u32);
+        trie
+    }
+
+    fn push_node(&mut self, symbol: u8, depth: u32) -> u32 {
+        self.symbols.push(symbol);
+        self.depths.push(depth);
+        (self.symbols.len() - 1) as u32
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.symbols.len()
+    }
+
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    /// Approximate heap size, for cache budgets.
+    pub fn heap_bytes(&self) -> usize {
+        self.symbols.len() + 4 * (self.depths.len() + self.subtree_ends.len() + self.token_starts.len() + self.token_ids.len())
+    }
+
+    /// Walks every sequence from `start`. `step(state, symbol)` returns the next state or `None`
+    /// when the symbol is dead there (the whole subtree is skipped). `emit(state, ids)` is called
+    /// with the state reached at the end of each sequence that stays alive, and its token ids.
+    pub fn walk<S: Copy>(
+        &self,
+        start: S,
+        mut step: impl FnMut(S, u8) -> Option<S>,
+        mut emit: impl FnMut(S, &[TokenId]),
+    ) {
+        let mut states: Vec<S> = Vec::with_capacity(self.max_depth + 1);
+        states.push(start);
+        let mut i = 1;
+        let n = self.symbols.len();
+        while i < n {
+            let depth = self.depths[i] as usize;
+            states.truncate(depth);
+            match step(states[depth - 1], self.symbols[i]) {
+                Some(next) => {
+                    states.push(next);
+                    let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[i + 1] as usize);
+                    if lo < hi {
+                        emit(next, &self.token_ids[lo..hi]);
+                    }
+                    i += 1;
+                }
+                None => i = self.subtree_ends[i] as usize,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walk_visits_live_tokens_and_prunes_dead_subtrees() {
+        let trie = TokenTrie::build(vec![
+            (b"ab".to_vec(), 0),
+            (b"a".to_vec(), 1),
+            (b"abc".to_vec(), 2),
+            (b"b".to_vec(), 3),
+            (b"ab".to_vec(), 4),
+            (b"ba".to_vec(), 5),
+        ]);
+        // Only sequences over {a, b} that never contain "bb" and never "c" are alive.
+        let mut seen = Vec::new();
+        trie.walk(
+            0u8,
+            |prev, s| match s {
+                b'c' => None,
+                b'b' if prev == b'b' => None,
+                _ => Some(s),
+            },
+            |_, ids| seen.extend_from_slice(ids),
+        );
+        seen.sort();
+        assert_eq!(seen, vec![0, 1, 3, 4, 5]);
+        assert_eq!(trie.max_depth(), 3);
+    }
+
+    #[test]
+    fn dead_first_symbol_skips_whole_subtree() {
+        let trie = TokenTrie::build(vec![(b"xa".to_vec(), 0), (b"xb".to_vec(), 1), (b"y".to_vec(), 2)]);
+        let mut steps = 0;
+        let mut seen = Vec::new();
+        trie.walk(
+            (),
+            |_, s| {
+                steps += 1;
+                (s != b'x').then_some(())
+            },
+            |_, ids| seen.extend_from_slice(ids),
+        );
+        assert_eq!(seen, vec![2]);
+        assert_eq!(steps, 2, "the subtree under a dead 'x' must not be visited");
+    }
+}
