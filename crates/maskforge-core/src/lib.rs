@@ -59,3 +59,5 @@ pub use limits::SchemaResourceLimits;
 pub use options::{BindPolicy, CompilerOptions, Draft};
 pub use session::Session;
 pub use vocabulary::{build_vocabulary, CompiledVocabulary, EosTokenIds, TokenId, TokenTrie, Vocabulary};
+#[cfg(feature = "tokenizer-processing")]
+pub use vocabulary::TokenizerJsonOptions;

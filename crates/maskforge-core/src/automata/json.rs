@@ -1,1 +1,214 @@
-//! JSON lexical fragments.
+//! JSON lexical languages as [`Re`]s: whitespace, literals, numbers, and strings with every
+//! spelling JSON allows (raw UTF-8, short escapes, `\uXXXX` in either case, surrogate pairs).
+//!
+//! Strings are Unicode: a lone surrogate escape (`"\ud800"`) is not admitted, since it decodes to
+//! no Unicode scalar value and most JSON parsers reject it.
+
+use regex_syntax::utf8::Utf8Sequences;
+
+use super::Re;
+
+/// Insignificant whitespace, any amount.
+pub fn whitespace() -> Re {
+    Re::repeat(whitespace_byte(), 0, None)
+}
+
+pub fn whitespace_byte() -> Re {
+    Re::Bytes(vec![(b'\t', b'\n'), (b'\r', b'\r'), (b' ', b' ')])
+}
+
+pub fn null() -> Re {
+    Re::literal(b"null")
+}
+
+pub fn boolean() -> Re {
+    Re::alt(vec![Re::literal(b"true"), Re::literal(b"false")])
+}
+
+fn digit() -> Re {
+    Re::byte_range(b'0', b'9')
+}
+
+/// Any JSON number.
+pub fn number() -> Re {
+    let int = Re::alt(vec![Re::literal(b"0"), Re::concat(vec![Re::byte_range(b'1', b'9'), Re::repeat(digit(), 0, None)])]);
+    let fraction = Re::optional(Re::concat(vec![Re::literal(b"."), Re::repeat(digit(), 1, None)]));
+    let exponent = Re::optional(Re::concat(vec![
+        Re::Bytes(vec![(b'E', b'E'), (b'e', b'e')]),
+        Re::optional(Re::Bytes(vec![(b'+', b'+'), (b'-', b'-')])),
+        Re::repeat(digit(), 1, None),
+    ]));
+    Re::concat(vec![Re::optional(Re::literal(b"-")), int, fraction, exponent])
+}
+
+/// UTF-8 encodings of the scalar values in the inclusive `ranges` (surrogates excluded).
+pub fn utf8_ranges(ranges: &[(char, char)]) -> Re {
+    let mut alternatives = Vec::new();
+    for &(lo, hi) in ranges {
+        for sequence in Utf8Sequences::new(lo, hi) {
+            alternatives.push(Re::concat(
+                sequence.as_slice().iter().map(|r| Re::byte_range(r.start, r.end)).collect(),
+            ));
+        }
+    }
+    Re::alt(alternatives)
+}
+
+fn hex_digit_ranges(values: std::ops::RangeInclusive<u8>) -> Vec<(u8, u8)> {
+    // Case-insensitive hex digits whose value lies in `values`.
+    let mut out: Vec<(u8, u8)> = Vec::new();
+    for v in values {
+        let spellings: Vec<u8> = match v {
+            0..=9 => vec![b'0' + v],
+            _ => vec![b'a' + v - 10, b'A' + v - 10],
+        };
+        for s in spellings {
+            out.push((s, s));
+        }
+    }
+    out.sort_unstable();
+    merge_ranges(out)
+}
+
+fn merge_ranges(mut ranges: Vec<(u8, u8)>) -> Vec<(u8, u8)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u8, u8)> = Vec::new();
+    for (lo, hi) in ranges {
+        match out.last_mut() {
+            Some(last) if lo as u16 <= last.1 as u16 + 1 => last.1 = last.1.max(hi),
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+fn hex(values: std::ops::RangeInclusive<u8>) -> Re {
+    Re::Bytes(hex_digit_ranges(values))
+}
+
+/// `\u` escapes of any non-surrogate BMP code point, or a high+low surrogate pair.
+fn unicode_escape() -> Re {
+    let u = || Re::literal(b"\\u");
+    let non_surrogate = Re::alt(vec![
+        Re::concat(vec![hex(0..=12), hex(0..=15), hex(0..=15), hex(0..=15)]),
+        Re::concat(vec![hex(13..=13), hex(0..=7), hex(0..=15), hex(0..=15)]),
+        Re::concat(vec![hex(14..=15), hex(0..=15), hex(0..=15), hex(0..=15)]),
+    ]);
+    let high = Re::concat(vec![hex(13..=13), hex(8..=11), hex(0..=15), hex(0..=15)]);
+    let low = Re::concat(vec![hex(13..=13), hex(12..=15), hex(0..=15), hex(0..=15)]);
+    Re::alt(vec![Re::concat(vec![u(), non_surrogate]), Re::concat(vec![u(), high, u(), low])])
+}
+
+/// One character of a string body, in any spelling.
+pub fn string_char() -> Re {
+    let raw = utf8_ranges(&[(' ', '!'), ('#', '['), (']', '\u{D7FF}'), ('\u{E000}', '\u{10FFFF}')]);
+    let short = Re::concat(vec![
+        Re::literal(b"\\"),
+        Re::Bytes(merge_ranges(b"\"\\/bfnrt".iter().map(|&b| (b, b)).collect())),
+    ]);
+    Re::alt(vec![raw, short, unicode_escape()])
+}
+
+/// Any JSON string.
+pub fn string() -> Re {
+    string_with_length(0, None)
+}
+
+/// Strings whose decoded value has `min..=max` code points.
+pub fn string_with_length(min: u32, max: Option<u32>) -> Re {
+    Re::concat(vec![Re::literal(b"\""), Re::repeat(string_char(), min, max), Re::literal(b"\"")])
+}
+
+/// Every spelling of one character inside a JSON string.
+pub fn char_spellings(c: char) -> Re {
+    let mut alternatives = Vec::new();
+    let code = c as u32;
+    if code >= 0x20 && c != '"' && c != '\\' {
+        let mut buf = [0u8; 4];
+        alternatives.push(Re::literal(c.encode_utf8(&mut buf).as_bytes()));
+    }
+    let short = match c {
+        '"' => Some(b'"'),
+        '\\' => Some(b'\\'),
+        '/' => Some(b'/'),
+        '\u{8}' => Some(b'b'),
+        '\u{c}' => Some(b'f'),
+        '\n' => Some(b'n'),
+        '\r' => Some(b'r'),
+        '\t' => Some(b't'),
+        _ => None,
+    };
+    if let Some(s) = short {
+        alternatives.push(Re::literal(&[b'\\', s]));
+    }
+    let mut units = [0u16; 2];
+    let mut escape = Vec::new();
+    for unit in c.encode_utf16(&mut units) {
+        escape.push(Re::literal(b"\\u"));
+        for shift in [12, 8, 4, 0] {
+            let nibble = ((*unit >> shift) & 0xF) as u8;
+            escape.push(hex(nibble..=nibble));
+        }
+    }
+    alternatives.push(Re::concat(escape));
+    Re::alt(alternatives)
+}
+
+/// Every spelling of the JSON string whose decoded value is `value`.
+pub fn string_literal(value: &str) -> Re {
+    let mut parts = vec![Re::literal(b"\"")];
+    parts.extend(value.chars().map(char_spellings));
+    parts.push(Re::literal(b"\""));
+    Re::concat(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(re: &Re, text: &str) -> bool {
+        re.compile(100_000, 1_000_000).unwrap().matches(text.as_bytes())
+    }
+
+    #[test]
+    fn numbers_follow_the_json_grammar() {
+        let re = number();
+        for ok in ["0", "-0", "12", "1.5", "1e5", "1E+5", "-0.0e-0", "10.25E10"] {
+            assert!(matches(&re, ok), "{ok}");
+        }
+        for bad in ["01", "+1", ".5", "1.", "1e", "--1", "0x1", "1.e5", ""] {
+            assert!(!matches(&re, bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn strings_admit_every_spelling_and_count_code_points() {
+        let re = string();
+        for ok in [r#""""#, r#""a\"b""#, r#""\u00e9\u00E9""#, "\"é😀\"", r#""\ud83d\ude00""#, r#""\/""#] {
+            assert!(matches(&re, ok), "{ok}");
+        }
+        for bad in ["\"\n\"", r#""\x""#, r#""\ud800""#, r#""\u12""#, "\"a", "\"\u{1}\""] {
+            assert!(!matches(&re, bad), "{bad:?}");
+        }
+        let two = string_with_length(2, Some(2));
+        assert!(matches(&two, r#""ab""#));
+        assert!(matches(&two, r#""\u00e9😀""#));
+        assert!(matches(&two, r#""\ud83d\ude00\n""#));
+        assert!(!matches(&two, r#""\ud83d\ude00""#));
+        assert!(!matches(&two, r#""abc""#));
+    }
+
+    #[test]
+    fn literals_accept_escaped_spellings() {
+        let re = string_literal("a/é😀\"");
+        for ok in [
+            r#""a/é😀\"""#,
+            r#""\u0061\/\u00E9\uD83D\uDE00\u0022""#,
+            r#""\u0061\u002f\u00e9😀\"""#,
+        ] {
+            assert!(matches(&re, ok), "{ok}");
+        }
+        assert!(!matches(&re, r#""a/é😀""#));
+        assert!(!matches(&re, r#""b/é😀\"""#));
+    }
+}

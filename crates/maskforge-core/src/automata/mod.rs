@@ -8,4 +8,4 @@ pub mod json;
 mod re;
 
 pub use dfa::{ByteDfa, StateId, DEAD};
-pub use re::{AnyOrderMembers, Re};
+pub use re::{AnyOrderMembers, CompileLimit, Re};

@@ -37,6 +37,9 @@ pub struct AnyOrderMembers {
     pub members: Vec<Re>,
     pub required: Vec<bool>,
     pub separator: Re,
+    /// Fewest and most members the sequence may hold.
+    pub min_members: u32,
+    pub max_members: u32,
 }
 
 impl Re {
@@ -348,6 +351,9 @@ impl Emitter {
         let mut pending: Vec<u32> = Vec::new();
         let start = self.add_union(vec![])?;
         for k in 0..n {
+            if spec.max_members == 0 {
+                break;
+            }
             let member = self.emit(&spec.members[k])?;
             self.patch(start, member.start)?;
             let node = self.node_for(&mut after, &mut pending, 1 << k)?;
@@ -355,8 +361,12 @@ impl Emitter {
         }
         while let Some(set) = pending.pop() {
             let node = after[&set];
-            if set & required_mask == required_mask {
+            let size = set.count_ones();
+            if set & required_mask == required_mask && size >= spec.min_members {
                 self.patch(node, end)?;
+            }
+            if size >= spec.max_members {
+                continue;
             }
             for k in 0..n {
                 if set & (1 << k) != 0 {
@@ -418,6 +428,8 @@ mod tests {
             members: vec![Re::literal(b"a"), Re::literal(b"b"), Re::literal(b"c")],
             required: vec![true, false, true],
             separator: Re::literal(b","),
+            min_members: 0,
+            max_members: 3,
         }));
         let d = dfa(&re);
         for (w, want) in [

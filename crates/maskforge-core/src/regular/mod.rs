@@ -1,10 +1,30 @@
 //! The regular arm: schemas whose language is regular compile to one minimal byte DFA.
+//!
+//! A schema is read as six per-type languages ([`Typed`]): what it admits among nulls, booleans,
+//! numbers, strings, arrays and objects. Keywords narrow one type's language; combinators
+//! (`allOf`, `anyOf`, `oneOf`, `not`, `enum`, `$ref`) combine type by type, with automaton
+//! products where both sides are regular. A type whose language is not regular (integers,
+//! numeric bounds, open objects, unconstrained nesting, recursion) carries the diagnostic that
+//! says why; it only becomes an error if it survives into the final language.
 
-use crate::automata::ByteDfa;
+mod lang;
+mod lower;
+mod refs;
+
+use crate::automata::{json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode, Result};
 use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
 
-pub fn compile_document(_document: &SchemaDocument, _options: &CompilerOptions) -> Result<ByteDfa> {
-    Err(Diagnostic::new(DiagnosticCode::RequiresStructuredBackend, "", "not yet").into())
+/// Compiles a whole document: `ws value ws`, determinised and minimised.
+pub fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<ByteDfa> {
+    let mut lowering = lower::Lowering::new(document, options);
+    let root = lowering.schema(document.root(), "")?;
+    let value = lowering.value_language(&root, "")?;
+    let whole = Re::concat(vec![json::whitespace(), value, json::whitespace()]);
+    let dfa = lowering.determinise(&whole, "")?;
+    if dfa.is_empty_language() {
+        return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
+    }
+    Ok(dfa)
 }

@@ -5,6 +5,8 @@ mod compiled;
 mod tokenizer_json;
 
 pub use compiled::{CompiledVocabulary, TokenTrie};
+#[cfg(feature = "tokenizer-processing")]
+pub use tokenizer_json::TokenizerJsonOptions;
 
 use crate::error::{Error, Result};
 

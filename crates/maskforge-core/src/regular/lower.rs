@@ -1,0 +1,755 @@
+//! Lowering of schema keywords into per-type regular languages.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::lang::{self, JsonType, Op, Products, TypeLang, Typed};
+use super::refs;
+use crate::automata::{json, AnyOrderMembers, ByteDfa, Re};
+use crate::error::{Diagnostic, DiagnosticCode};
+use crate::options::{CompilerOptions, Draft};
+use crate::schema::keywords::is_known_keyword;
+use crate::schema::{pointer_push, SchemaDocument};
+
+/// Closed objects track the set of members seen, `2^members` states: above this count the
+/// object needs the structured backend.
+const MAX_ANY_ORDER_MEMBERS: usize = 8;
+/// Largest explicit count (string length, item count) unrolled into an automaton.
+const MAX_UNROLLED_COUNT: u64 = 256;
+
+type Lowered<T> = Result<T, Diagnostic>;
+
+pub(crate) struct Lowering<'a> {
+    root: &'a Value,
+    draft: Draft,
+    options: &'a CompilerOptions,
+    memo: HashMap<String, Typed>,
+    /// Pointers of the schemas being lowered, to detect recursion through `$ref`.
+    active: Vec<String>,
+}
+
+fn diag(code: DiagnosticCode, pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(code, pointer, message).with_keyword(keyword)
+}
+
+fn invalid(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
+    diag(DiagnosticCode::InvalidKeywordValue, &pointer_push(pointer, keyword), keyword, message)
+}
+
+fn structured(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
+    diag(DiagnosticCode::RequiresStructuredBackend, pointer, keyword, message)
+}
+
+impl<'a> Lowering<'a> {
+    pub(crate) fn new(document: &'a SchemaDocument, options: &'a CompilerOptions) -> Self {
+        Lowering { root: document.root(), draft: document.draft(), options, memo: HashMap::new(), active: Vec::new() }
+    }
+
+    /// Lowers the schema at `pointer`.
+    pub(crate) fn schema(&mut self, schema: &Value, pointer: &str) -> Lowered<Typed> {
+        if let Some(done) = self.memo.get(pointer) {
+            return Ok(done.clone());
+        }
+        if self.active.len() > self.options.limits.max_nesting_depth {
+            return Err(diag(DiagnosticCode::ResourceLimit, pointer, "$ref", "schema nesting through references is too deep"));
+        }
+        self.active.push(pointer.to_string());
+        let result = match schema {
+            Value::Bool(true) => Ok(Typed::any()),
+            Value::Bool(false) => Ok(Typed::nothing()),
+            Value::Object(map) => self.object_schema(map, pointer),
+            _ => Err(Diagnostic::new(DiagnosticCode::InvalidKeywordValue, pointer, "a schema must be an object or a boolean")),
+        };
+        self.active.pop();
+        let typed = result?;
+        self.memo.insert(pointer.to_string(), typed.clone());
+        Ok(typed)
+    }
+
+    fn subschema(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Typed>> {
+        match map.get(keyword) {
+            None => Ok(None),
+            Some(value) => self.schema(value, &pointer_push(pointer, keyword)).map(Some),
+        }
+    }
+
+    fn subschema_list(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Vec<Typed>>> {
+        let Some(value) = map.get(keyword) else { return Ok(None) };
+        let Value::Array(items) = value else {
+            return Err(invalid(pointer, keyword, format!("{keyword} must be an array of schemas")));
+        };
+        if items.is_empty() {
+            return Err(invalid(pointer, keyword, format!("{keyword} must not be empty")));
+        }
+        let base = pointer_push(pointer, keyword);
+        items.iter().enumerate().map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string()))).collect::<Lowered<Vec<_>>>().map(Some)
+    }
+
+    fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
+        self.check_keywords(map, pointer)?;
+        // Before 2019-09, `$ref` makes its siblings ignored.
+        if map.contains_key("$ref") && self.draft < Draft::Draft201909 {
+            return self.reference(map, pointer);
+        }
+        let mut typed = self.type_keyword(map, pointer)?;
+        self.narrow_strings(map, pointer, &mut typed)?;
+        self.narrow_numbers(map, pointer, &mut typed)?;
+        if typed.admits(JsonType::Object) {
+            let object = self.object_language(map, pointer)?;
+            let slot = lang::intersect(self, typed.slot(JsonType::Object), &object)?;
+            typed.set(JsonType::Object, slot);
+        }
+        if typed.admits(JsonType::Array) {
+            let array = self.array_language(map, pointer)?;
+            let slot = lang::intersect(self, typed.slot(JsonType::Array), &array)?;
+            typed.set(JsonType::Array, slot);
+        }
+        if let Some(values) = map.get("enum") {
+            let Value::Array(values) = values else { return Err(invalid(pointer, "enum", "enum must be an array")) };
+            let allowed = self.values_language(values, &pointer_push(pointer, "enum"), "enum");
+            typed = lang::intersect_typed(self, &typed, &allowed)?;
+        }
+        if let Some(value) = map.get("const") {
+            let allowed = self.values_language(std::slice::from_ref(value), &pointer_push(pointer, "const"), "const");
+            typed = lang::intersect_typed(self, &typed, &allowed)?;
+        }
+        if map.contains_key("$ref") {
+            let target = self.reference(map, pointer)?;
+            typed = lang::intersect_typed(self, &typed, &target)?;
+        }
+        if let Some(branches) = self.subschema_list(map, pointer, "allOf")? {
+            for branch in &branches {
+                typed = lang::intersect_typed(self, &typed, branch)?;
+            }
+        }
+        if let Some(branches) = self.subschema_list(map, pointer, "anyOf")? {
+            let any = branches.iter().fold(Typed::nothing(), |acc, b| lang::union_typed(&acc, b));
+            typed = lang::intersect_typed(self, &typed, &any)?;
+        }
+        if let Some(branches) = self.subschema_list(map, pointer, "oneOf")? {
+            let exactly_one = self.exactly_one(&branches, &pointer_push(pointer, "oneOf"))?;
+            typed = lang::intersect_typed(self, &typed, &exactly_one)?;
+        }
+        if let Some(negated) = self.subschema(map, pointer, "not")? {
+            let at = pointer_push(pointer, "not");
+            typed = lang::difference_typed(self, &typed, &negated, |t| {
+                structured(&at, "not", format!("`not` over unconstrained {} values needs the structured backend", t.name()))
+            })?;
+        }
+        if self.draft >= Draft::Draft7 && map.contains_key("if") {
+            typed = self.conditional(map, pointer, typed)?;
+        }
+        Ok(typed)
+    }
+
+    /// Diagnoses known keywords this arm does not support; unknown keywords are annotations.
+    fn check_keywords(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<()> {
+        for keyword in map.keys() {
+            let unsupported = match keyword.as_str() {
+                "$dynamicRef" | "$recursiveRef" => self.draft >= Draft::Draft201909,
+                _ => false,
+            };
+            if unsupported && is_known_keyword(keyword, self.draft) {
+                return Err(diag(
+                    DiagnosticCode::UnsupportedKeyword,
+                    &pointer_push(pointer, keyword),
+                    keyword,
+                    format!("{keyword} is not supported yet"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
+        let at = pointer_push(pointer, "$ref");
+        let Some(Value::String(reference)) = map.get("$ref") else {
+            return Err(invalid(pointer, "$ref", "$ref must be a string"));
+        };
+        if refs::inside_embedded_resource(self.root, pointer, self.draft) {
+            return Err(diag(
+                DiagnosticCode::UnsupportedKeyword,
+                &at,
+                "$ref",
+                "references inside a subschema with its own $id are not supported yet",
+            ));
+        }
+        let Some(target) = refs::resolve(self.root, reference, self.draft) else {
+            return Err(diag(
+                DiagnosticCode::UnresolvedReference,
+                &at,
+                "$ref",
+                format!("cannot resolve {reference:?}: no such location in this document, and external references need a registry"),
+            ));
+        };
+        if self.active.contains(&target.pointer) {
+            let d = structured(&at, "$ref", format!("recursive reference {reference:?} needs the structured backend"));
+            return Ok(Typed { slots: std::array::from_fn(|_| TypeLang::Unsupported(d.clone())) });
+        }
+        let pointer = target.pointer.clone();
+        self.schema(target.schema, &pointer)
+    }
+
+    fn type_keyword(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
+        let Some(value) = map.get("type") else { return Ok(Typed::any()) };
+        let names: Vec<&str> = match value {
+            Value::String(name) => vec![name.as_str()],
+            Value::Array(items) => items
+                .iter()
+                .map(|v| v.as_str().ok_or_else(|| invalid(pointer, "type", "type must be a string or an array of strings")))
+                .collect::<Lowered<_>>()?,
+            _ => return Err(invalid(pointer, "type", "type must be a string or an array of strings")),
+        };
+        let mut typed = Typed::nothing();
+        for name in names {
+            match name {
+                "integer" => {
+                    if !typed.admits(JsonType::Number) {
+                        typed.set(
+                            JsonType::Number,
+                            TypeLang::Unsupported(structured(
+                                pointer,
+                                "type",
+                                "integers are decided by value (1.0 and 1e2 are integers), which needs the structured backend",
+                            )),
+                        );
+                    }
+                }
+                "number" => typed.set(JsonType::Number, TypeLang::Any),
+                other => match JsonType::ALL.iter().find(|t| t.name() == other) {
+                    Some(&t) => typed.set(t, TypeLang::Any),
+                    None => return Err(invalid(pointer, "type", format!("unknown type {other:?}"))),
+                },
+            }
+        }
+        Ok(typed)
+    }
+
+    fn count(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<u64>> {
+        let Some(value) = map.get(keyword) else { return Ok(None) };
+        let number = value.as_u64().or_else(|| {
+            value.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && self.draft >= Draft::Draft6).map(|f| f.min(u64::MAX as f64) as u64)
+        });
+        number.map(Some).ok_or_else(|| invalid(pointer, keyword, format!("{keyword} must be a non-negative integer")))
+    }
+
+    fn narrow_strings(&mut self, map: &Map<String, Value>, pointer: &str, typed: &mut Typed) -> Lowered<()> {
+        let min = self.count(map, pointer, "minLength")?;
+        let max = self.count(map, pointer, "maxLength")?;
+        if !typed.admits(JsonType::String) {
+            return Ok(());
+        }
+        let mut narrowed = TypeLang::Any;
+        if min.is_some() || max.is_some() {
+            let min = min.unwrap_or(0);
+            narrowed = if max.is_some_and(|max| max < min) {
+                TypeLang::Excluded
+            } else if min > MAX_UNROLLED_COUNT || max.is_some_and(|m| m > MAX_UNROLLED_COUNT) {
+                TypeLang::Unsupported(structured(
+                    pointer,
+                    if max.is_some_and(|m| m > MAX_UNROLLED_COUNT) { "maxLength" } else { "minLength" },
+                    format!("string lengths above {MAX_UNROLLED_COUNT} need the structured backend"),
+                ))
+            } else {
+                TypeLang::Lang(json::string_with_length(min as u32, max.map(|m| m as u32)))
+            };
+        }
+        if let Some(pattern) = map.get("pattern") {
+            if !pattern.is_string() {
+                return Err(invalid(pointer, "pattern", "pattern must be a string"));
+            }
+            narrowed = TypeLang::Unsupported(diag(
+                DiagnosticCode::UnsupportedKeyword,
+                &pointer_push(pointer, "pattern"),
+                "pattern",
+                "pattern is not supported yet",
+            ));
+        }
+        if let Some(format) = map.get("format") {
+            if !format.is_string() {
+                return Err(invalid(pointer, "format", "format must be a string"));
+            }
+            if self.options.format_assertion {
+                narrowed = TypeLang::Unsupported(diag(
+                    DiagnosticCode::UnsupportedKeyword,
+                    &pointer_push(pointer, "format"),
+                    "format",
+                    "format assertion is not supported yet (set format_assertion to false to treat format as an annotation)",
+                ));
+            }
+        }
+        let slot = lang::intersect(self, typed.slot(JsonType::String), &narrowed)?;
+        typed.set(JsonType::String, slot);
+        Ok(())
+    }
+
+    fn narrow_numbers(&mut self, map: &Map<String, Value>, pointer: &str, typed: &mut Typed) -> Lowered<()> {
+        for keyword in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"] {
+            let Some(value) = map.get(keyword) else { continue };
+            let boolean_form = self.draft == Draft::Draft4 && keyword.starts_with("exclusive");
+            if !(value.is_number() || boolean_form && value.is_boolean()) {
+                return Err(invalid(pointer, keyword, format!("{keyword} must be a number")));
+            }
+            if boolean_form {
+                continue;
+            }
+            if typed.admits(JsonType::Number) {
+                let d = structured(pointer, keyword, format!("{keyword} is decided by numeric value, which needs the structured backend"));
+                typed.set(JsonType::Number, TypeLang::Unsupported(d));
+            }
+        }
+        Ok(())
+    }
+
+    /// The object language of the object keywords (`Any` when there are none).
+    fn object_language(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<TypeLang> {
+        const OBJECT_KEYWORDS: &[&str] = &[
+            "properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties",
+            "propertyNames", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties",
+        ];
+        let present: Vec<&str> = OBJECT_KEYWORDS.iter().copied().filter(|k| map.contains_key(*k)).collect();
+        if present.is_empty() {
+            return Ok(TypeLang::Any);
+        }
+        for keyword in ["propertyNames", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties"] {
+            if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
+                return Ok(TypeLang::Unsupported(diag(
+                    DiagnosticCode::UnsupportedKeyword,
+                    &pointer_push(pointer, keyword),
+                    keyword,
+                    format!("{keyword} is not supported yet"),
+                )));
+            }
+        }
+        let min = self.count(map, pointer, "minProperties")?.unwrap_or(0);
+        let max = self.count(map, pointer, "maxProperties")?;
+        let required: Vec<String> = match map.get("required") {
+            None => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).ok_or_else(|| invalid(pointer, "required", "required must be an array of strings")))
+                .collect::<Lowered<_>>()?,
+            Some(_) => return Err(invalid(pointer, "required", "required must be an array of strings")),
+        };
+        let properties = match map.get("properties") {
+            None => Map::new(),
+            Some(Value::Object(p)) => p.clone(),
+            Some(_) => return Err(invalid(pointer, "properties", "properties must be an object")),
+        };
+        let pattern_properties = match map.get("patternProperties") {
+            None => false,
+            Some(Value::Object(p)) => !p.is_empty(),
+            Some(_) => return Err(invalid(pointer, "patternProperties", "patternProperties must be an object")),
+        };
+        let additional = self.subschema(map, pointer, "additionalProperties")?;
+        // Lower every property schema now so that malformed ones are diagnosed whatever happens.
+        let base = pointer_push(pointer, "properties");
+        let mut members: Vec<(String, Typed, String)> = Vec::new();
+        for (name, schema) in &properties {
+            let at = pointer_push(&base, name);
+            members.push((name.clone(), self.schema(schema, &at)?, at));
+        }
+        let closed = additional.as_ref().is_some_and(|a| JsonType::ALL.iter().all(|&t| !a.admits(t)));
+        if !closed || pattern_properties {
+            let keyword = if pattern_properties { "patternProperties" } else { "additionalProperties" };
+            return Ok(TypeLang::Unsupported(structured(
+                pointer,
+                keyword,
+                "objects open to further properties need the structured backend (this version compiles closed objects: additionalProperties false)",
+            )));
+        }
+        if max.is_some_and(|max| max < min) || required.iter().any(|r| !properties.contains_key(r)) {
+            return Ok(TypeLang::Excluded);
+        }
+        let mut alternatives = Vec::new();
+        let mut is_required = Vec::new();
+        for (name, typed, at) in &members {
+            let value = match self.value_language(typed, at) {
+                Ok(value) => value,
+                Err(d) => return Ok(TypeLang::Unsupported(d)),
+            };
+            let needed = required.contains(name);
+            if value == Re::Nothing {
+                if needed {
+                    return Ok(TypeLang::Excluded);
+                }
+                continue;
+            }
+            let member =
+                Re::concat(vec![json::string_literal(name), json::whitespace(), Re::literal(b":"), json::whitespace(), value]);
+            alternatives.push(member);
+            is_required.push(needed);
+        }
+        if alternatives.len() > MAX_ANY_ORDER_MEMBERS {
+            return Ok(TypeLang::Unsupported(structured(
+                pointer,
+                "properties",
+                format!("closed objects with more than {MAX_ANY_ORDER_MEMBERS} properties need the structured backend"),
+            )));
+        }
+        let n = alternatives.len() as u64;
+        let max_members = max.unwrap_or(n).min(n);
+        if min > max_members {
+            return Ok(TypeLang::Excluded);
+        }
+        let empty_allowed = min == 0 && !is_required.contains(&true);
+        let body = if alternatives.is_empty() || max_members == 0 {
+            Re::Empty
+        } else {
+            let members = Re::AnyOrder(Box::new(AnyOrderMembers {
+                members: alternatives,
+                required: is_required,
+                separator: Re::concat(vec![json::whitespace(), Re::literal(b","), json::whitespace()]),
+                min_members: min.max(1) as u32,
+                max_members: max_members as u32,
+            }));
+            if empty_allowed {
+                Re::optional(members)
+            } else {
+                members
+            }
+        };
+        if body == Re::Empty && !empty_allowed {
+            return Ok(TypeLang::Excluded);
+        }
+        Ok(TypeLang::Lang(Re::concat(vec![
+            Re::literal(b"{"),
+            json::whitespace(),
+            body,
+            json::whitespace(),
+            Re::literal(b"}"),
+        ])))
+    }
+
+    /// The array language of the array keywords (`Any` when there are none).
+    fn array_language(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<TypeLang> {
+        const ARRAY_KEYWORDS: &[&str] = &[
+            "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "contains",
+            "minContains", "maxContains", "unevaluatedItems",
+        ];
+        if !ARRAY_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
+            return Ok(TypeLang::Any);
+        }
+        for keyword in ["contains", "unevaluatedItems"] {
+            if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
+                return Ok(TypeLang::Unsupported(diag(
+                    DiagnosticCode::UnsupportedKeyword,
+                    &pointer_push(pointer, keyword),
+                    keyword,
+                    format!("{keyword} is not supported yet"),
+                )));
+            }
+        }
+        let min = self.count(map, pointer, "minItems")?.unwrap_or(0);
+        let max = self.count(map, pointer, "maxItems")?;
+        let unique = match map.get("uniqueItems") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(invalid(pointer, "uniqueItems", "uniqueItems must be a boolean")),
+        };
+        // Positional schemas and the schema of the remaining items.
+        let (prefix_keyword, rest_keyword) = if self.draft >= Draft::Draft202012 {
+            ("prefixItems", "items")
+        } else if matches!(map.get("items"), Some(Value::Array(_))) {
+            ("items", "additionalItems")
+        } else {
+            ("", "items")
+        };
+        let prefix: Vec<(Typed, String)> = match map.get(prefix_keyword) {
+            Some(Value::Array(items)) if !prefix_keyword.is_empty() => {
+                let base = pointer_push(pointer, prefix_keyword);
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let at = pointer_push(&base, &i.to_string());
+                        self.schema(s, &at).map(|t| (t, at))
+                    })
+                    .collect::<Lowered<_>>()?
+            }
+            Some(_) if !prefix_keyword.is_empty() => {
+                return Err(invalid(pointer, prefix_keyword, format!("{prefix_keyword} must be an array of schemas")))
+            }
+            _ => Vec::new(),
+        };
+        let rest = self.subschema(map, pointer, rest_keyword)?;
+        let rest_at = pointer_push(pointer, rest_keyword);
+        if max.is_some_and(|max| max < min) {
+            return Ok(TypeLang::Excluded);
+        }
+        // Counts are unrolled into the automaton: large ones need the structured backend, unless
+        // no item beyond the prefix can exist anyway.
+        let rest_admits_items = rest.as_ref().is_none_or(|r| JsonType::ALL.iter().any(|&t| r.admits(t)));
+        let too_large = if min > MAX_UNROLLED_COUNT {
+            Some("minItems")
+        } else if max.is_some_and(|m| m > MAX_UNROLLED_COUNT) && rest_admits_items {
+            Some("maxItems")
+        } else {
+            None
+        };
+        if let Some(keyword) = too_large {
+            return Ok(TypeLang::Unsupported(structured(
+                pointer,
+                keyword,
+                format!("item counts above {MAX_UNROLLED_COUNT} need the structured backend"),
+            )));
+        }
+        if unique && max.is_none_or(|m| m > 1) {
+            return Ok(TypeLang::Unsupported(diag(
+                DiagnosticCode::UnsupportedKeyword,
+                &pointer_push(pointer, "uniqueItems"),
+                "uniqueItems",
+                "uniqueItems is not supported yet",
+            )));
+        }
+        let mut positional = Vec::new();
+        for (typed, at) in &prefix {
+            match self.value_language(typed, at) {
+                Ok(re) => positional.push(re),
+                Err(d) => return Ok(TypeLang::Unsupported(d)),
+            }
+        }
+        let separator = Re::concat(vec![json::whitespace(), Re::literal(b","), json::whitespace()]);
+        // Items beyond the prefix: needed only when the counts allow any.
+        let max_total = max.unwrap_or(u64::MAX);
+        let rest_needed = max_total > positional.len() as u64;
+        let rest_re = if !rest_needed {
+            Re::Nothing
+        } else {
+            match &rest {
+                Some(typed) => match self.value_language(typed, &rest_at) {
+                    Ok(re) => re,
+                    Err(d) => return Ok(TypeLang::Unsupported(d)),
+                },
+                None => match self.value_language(&Typed::any(), pointer) {
+                    Ok(re) => re,
+                    Err(_) => {
+                        return Ok(TypeLang::Unsupported(structured(
+                            pointer,
+                            rest_keyword,
+                            "arrays of unconstrained items need the structured backend",
+                        )))
+                    }
+                },
+            }
+        };
+        let elements = array_elements(&positional, &rest_re, &separator, min, max);
+        if elements == Re::Nothing {
+            return Ok(TypeLang::Excluded);
+        }
+        Ok(TypeLang::Lang(Re::concat(vec![
+            Re::literal(b"["),
+            json::whitespace(),
+            elements,
+            json::whitespace(),
+            Re::literal(b"]"),
+        ])))
+    }
+
+    /// The language of exactly one of `branches`.
+    fn exactly_one(&mut self, branches: &[Typed], pointer: &str) -> Lowered<Typed> {
+        let unsupported = |t: JsonType| {
+            structured(pointer, "oneOf", format!("oneOf over unconstrained {} values needs the structured backend", t.name()))
+        };
+        let mut result = Typed::nothing();
+        for (i, branch) in branches.iter().enumerate() {
+            let others = branches
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .fold(Typed::nothing(), |acc, (_, b)| lang::union_typed(&acc, b));
+            let only_this = lang::difference_typed(self, branch, &others, unsupported)?;
+            result = lang::union_typed(&result, &only_this);
+        }
+        Ok(result)
+    }
+
+    /// `if`/`then`/`else`: (if and then) or (not if and else).
+    fn conditional(&mut self, map: &Map<String, Value>, pointer: &str, typed: Typed) -> Lowered<Typed> {
+        let condition = self.subschema(map, pointer, "if")?.unwrap_or_else(Typed::any);
+        let then = self.subschema(map, pointer, "then")?.unwrap_or_else(Typed::any);
+        let otherwise = self.subschema(map, pointer, "else")?.unwrap_or_else(Typed::any);
+        let at = pointer_push(pointer, "if");
+        let when = lang::intersect_typed(self, &condition, &then)?;
+        let not_condition = lang::difference_typed(self, &Typed::any(), &condition, |t| {
+            structured(&at, "if", format!("if over unconstrained {} values needs the structured backend", t.name()))
+        })?;
+        let unless = lang::intersect_typed(self, &not_condition, &otherwise)?;
+        let either = lang::union_typed(&when, &unless);
+        lang::intersect_typed(self, &typed, &either)
+    }
+
+    /// The per-type language of a finite set of JSON values (`enum`, `const`).
+    fn values_language(&mut self, values: &[Value], pointer: &str, keyword: &str) -> Typed {
+        let mut typed = Typed::nothing();
+        for value in values {
+            let t = value_type(value);
+            let lang = match literal_value(value) {
+                Some(re) => TypeLang::Lang(re),
+                None => TypeLang::Unsupported(structured(
+                    pointer,
+                    keyword,
+                    format!("{keyword} values containing numbers are compared by numeric value, which needs the structured backend"),
+                )),
+            };
+            let merged = lang::union(typed.slot(t), &lang);
+            typed.set(t, merged);
+        }
+        typed
+    }
+
+    /// The JSON texts of every value the schema admits, or why that is not regular.
+    pub(crate) fn value_language(&mut self, typed: &Typed, pointer: &str) -> Lowered<Re> {
+        let mut alternatives = Vec::new();
+        for t in JsonType::ALL {
+            match typed.slot(t) {
+                TypeLang::Excluded => {}
+                TypeLang::Lang(re) => alternatives.push(re.clone()),
+                TypeLang::Unsupported(d) => return Err(d.clone()),
+                TypeLang::Any => match self.universe(t) {
+                    Some(re) => alternatives.push(re),
+                    None => {
+                        return Err(structured(
+                            pointer,
+                            "type",
+                            format!(
+                                "unconstrained {} values nest without bound and need the structured backend",
+                                t.name()
+                            ),
+                        ))
+                    }
+                },
+            }
+        }
+        Ok(Re::alt(alternatives))
+    }
+
+    pub(crate) fn determinise(&mut self, re: &Re, pointer: &str) -> Lowered<ByteDfa> {
+        let limits = &self.options.limits;
+        re.compile(limits.max_dfa_states, limits.max_nfa_states).map_err(|limit| {
+            let message = match limit {
+                crate::automata::CompileLimit::NfaStates(n) => format!("the schema expands to more than {n} automaton states"),
+                crate::automata::CompileLimit::DfaStates(n) => format!("the schema's automaton exceeds {n} states"),
+            };
+            Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, message)
+        })
+    }
+}
+
+impl Products for Lowering<'_> {
+    fn dfa(&mut self, re: &Re) -> Result<Arc<ByteDfa>, Diagnostic> {
+        match re {
+            Re::Dfa(dfa) => Ok(Arc::clone(dfa)),
+            other => self.determinise(other, "").map(Arc::new),
+        }
+    }
+
+    fn product(&mut self, a: &ByteDfa, b: &ByteDfa, op: Op) -> Result<ByteDfa, Diagnostic> {
+        let limit = self.options.limits.max_dfa_states;
+        let result = match op {
+            Op::Intersect => a.intersect(b, limit),
+            Op::Difference => a.difference(b, limit),
+        };
+        result.map_err(|e| Diagnostic::new(DiagnosticCode::ResourceLimit, "", format!("the schema's automaton exceeds {} states", e.limit)))
+    }
+
+    fn universe(&mut self, t: JsonType) -> Option<Re> {
+        match t {
+            JsonType::Null => Some(json::null()),
+            JsonType::Boolean => Some(json::boolean()),
+            JsonType::Number => Some(json::number()),
+            JsonType::String => Some(json::string()),
+            JsonType::Array | JsonType::Object => None,
+        }
+    }
+}
+
+fn value_type(value: &Value) -> JsonType {
+    match value {
+        Value::Null => JsonType::Null,
+        Value::Bool(_) => JsonType::Boolean,
+        Value::Number(_) => JsonType::Number,
+        Value::String(_) => JsonType::String,
+        Value::Array(_) => JsonType::Array,
+        Value::Object(_) => JsonType::Object,
+    }
+}
+
+/// Every JSON text equal to `value`, or `None` when it contains a number (numbers are equal by
+/// value across spellings such as `1`, `1.0` and `10e-1`, which is not a regular language).
+fn literal_value(value: &Value) -> Option<Re> {
+    let ws = json::whitespace;
+    Some(match value {
+        Value::Null => json::null(),
+        Value::Bool(true) => Re::literal(b"true"),
+        Value::Bool(false) => Re::literal(b"false"),
+        Value::Number(_) => return None,
+        Value::String(s) => json::string_literal(s),
+        Value::Array(items) => {
+            let mut parts = vec![Re::literal(b"["), ws()];
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    parts.extend([ws(), Re::literal(b","), ws()]);
+                }
+                parts.push(literal_value(item)?);
+            }
+            parts.extend([ws(), Re::literal(b"]")]);
+            Re::concat(parts)
+        }
+        Value::Object(map) => {
+            if map.len() > MAX_ANY_ORDER_MEMBERS {
+                return None;
+            }
+            let mut members = Vec::new();
+            for (k, v) in map {
+                members.push(Re::concat(vec![json::string_literal(k), ws(), Re::literal(b":"), ws(), literal_value(v)?]));
+            }
+            let n = members.len() as u32;
+            let body = if members.is_empty() {
+                Re::Empty
+            } else {
+                Re::AnyOrder(Box::new(AnyOrderMembers {
+                    required: vec![true; members.len()],
+                    members,
+                    separator: Re::concat(vec![ws(), Re::literal(b","), ws()]),
+                    min_members: n,
+                    max_members: n,
+                }))
+            };
+            Re::concat(vec![Re::literal(b"{"), ws(), body, ws(), Re::literal(b"}")])
+        }
+    })
+}
+
+/// Array elements: `positional[0], positional[1], ...` then `rest` items, with the total count
+/// in `min..=max`. Built from the end so that each optional element needs the ones before it.
+fn array_elements(positional: &[Re], rest: &Re, separator: &Re, min: u64, max: Option<u64>) -> Re {
+    let k = positional.len() as u64;
+    let max = max.unwrap_or(u64::MAX);
+    // Elements after the first `k`: each preceded by a separator (the first element overall has none).
+    let rest_part = |start: u64| -> Re {
+        if max <= start || *rest == Re::Nothing {
+            return if min > start { Re::Nothing } else { Re::Empty };
+        }
+        let lo = min.saturating_sub(start) as u32;
+        let hi = (max != u64::MAX).then(|| (max - start).min(u32::MAX as u64) as u32);
+        if start == 0 {
+            Re::Repeat { item: Box::new(rest.clone()), min: lo, max: hi, separator: Some(Box::new(separator.clone())) }
+        } else {
+            Re::repeat(Re::concat(vec![separator.clone(), rest.clone()]), lo, hi)
+        }
+    };
+    let mut tail = rest_part(k);
+    for i in (0..k.min(max)).rev() {
+        let element = if i == 0 {
+            positional[0].clone()
+        } else {
+            Re::concat(vec![separator.clone(), positional[i as usize].clone()])
+        };
+        let sequence = Re::concat(vec![element, tail]);
+        tail = if i >= min { Re::optional(sequence) } else { sequence };
+    }
+    tail
+}

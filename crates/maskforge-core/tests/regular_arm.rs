@@ -1,0 +1,124 @@
+//! The regular arm's languages, checked on hand-written instances.
+
+use maskforge_core::{Compiler, DiagnosticCode, Error};
+
+fn compile(schema: &str) -> Result<maskforge_core::SchemaProgram, Error> {
+    Compiler::without_cache().compile_json_schema(schema)
+}
+
+fn check(schema: &str, accepted: &[&str], refused: &[&str]) {
+    let program = compile(schema).unwrap_or_else(|e| panic!("{schema} does not compile: {e}"));
+    let executable = program.executable();
+    for text in accepted {
+        assert!(executable.accepts(text.as_bytes()), "{schema} should accept {text}");
+    }
+    for text in refused {
+        assert!(!executable.accepts(text.as_bytes()), "{schema} should refuse {text}");
+    }
+}
+
+fn code(schema: &str) -> DiagnosticCode {
+    match compile(schema) {
+        Err(Error::Schema(d)) => d.code,
+        Ok(_) => panic!("{schema} compiled"),
+        Err(e) => panic!("{schema}: unexpected error {e}"),
+    }
+}
+
+#[test]
+fn scalar_types_and_unions() {
+    check(r#"{"type": "string"}"#, &[r#""""#, r#" "a\n" "#, r#""\u00e9""#], &["1", "null", r#""a"#, r#"" "x"#]);
+    check(r#"{"type": ["null", "boolean"]}"#, &["null", "true", " false\n"], &["nul", "1", r#""true""#]);
+    check(r#"{"type": "number"}"#, &["1", "-0.5e+3", "0"], &["01", "1.", "\"1\""]);
+}
+
+#[test]
+fn enums_and_consts_admit_every_spelling() {
+    check(r#"{"enum": ["a", true, null]}"#, &[r#""a""#, r#""\u0061""#, "true", "null"], &["false", r#""b""#, r#""a ""#]);
+    check(r#"{"const": {"x": ["y", false]}}"#, &[r#"{"x":["y",false]}"#, r#"{ "x" : [ "y" , false ] }"#], &[r#"{"x":["y"]}"#, r#"{"x":["y",false],"x":["y",false]}"#]);
+    check(r#"{"enum": ["a", "b"], "type": "string", "maxLength": 1}"#, &[r#""a""#], &[r#""ab""#]);
+}
+
+#[test]
+fn closed_objects_in_any_order_without_duplicates() {
+    let schema = r#"{"type": "object", "properties": {"a": {"type": "boolean"}, "b": {"enum": ["x"]}, "c": {"type": "null"}},
+                    "required": ["a", "b"], "additionalProperties": false}"#;
+    check(
+        schema,
+        &[r#"{"a":true,"b":"x"}"#, r#"{"b":"x","a":false}"#, r#"{ "c" : null , "b":"x","a":true }"#, r#"{"\u0061":true,"b":"x"}"#],
+        &[r#"{"a":true}"#, r#"{"a":true,"b":"x","a":true}"#, r#"{"a":true,"b":"x","d":1}"#, r#"{}"#, r#"{"a":true,,"b":"x"}"#],
+    );
+    check(r#"{"type": "object", "additionalProperties": false}"#, &["{}", "{ }"], &[r#"{"a":1}"#]);
+    check(
+        r#"{"properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "additionalProperties": false, "minProperties": 1, "maxProperties": 1, "type": "object"}"#,
+        &[r#"{"a":null}"#, r#"{"b":null}"#],
+        &["{}", r#"{"a":null,"b":null}"#],
+    );
+}
+
+#[test]
+fn bounded_arrays() {
+    check(
+        r#"{"type": "array", "items": {"enum": ["a", "b"]}, "minItems": 1, "maxItems": 2}"#,
+        &[r#"["a"]"#, r#"[ "a" , "b" ]"#, r#"["b","b"]"#],
+        &["[]", r#"["a","b","a"]"#, r#"["c"]"#, r#"["a",]"#],
+    );
+    check(r#"{"type": "array", "items": {"type": "string"}}"#, &["[]", r#"["x","y","z"]"#], &["[1]"]);
+    check(
+        r#"{"type": "array", "prefixItems": [{"type": "null"}, {"type": "boolean"}], "items": false}"#,
+        &["[]", "[null]", "[null,true]"],
+        &["[true]", "[null,true,null]"],
+    );
+    check(
+        r#"{"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": [{"type": "null"}], "additionalItems": {"type": "string"}}"#,
+        &["[]", "[null]", r#"[null,"a","b"]"#],
+        &[r#"["a"]"#],
+    );
+}
+
+#[test]
+fn combinators_use_automaton_products() {
+    check(r#"{"type": "string", "allOf": [{"minLength": 2}, {"maxLength": 3}]}"#, &[r#""ab""#, r#""abc""#], &[r#""a""#, r#""abcd""#]);
+    check(r#"{"anyOf": [{"type": "null"}, {"enum": ["a"]}]}"#, &["null", r#""a""#], &[r#""b""#]);
+    check(r#"{"oneOf": [{"enum": ["a", "b"]}, {"enum": ["b", "c"]}]}"#, &[r#""a""#, r#""c""#], &[r#""b""#]);
+    check(r#"{"type": "string", "not": {"enum": ["a"]}}"#, &[r#""b""#, r#""""#], &[r#""a""#, r#""\u0061""#]);
+    check(
+        r##"{"$defs": {"flag": {"type": "boolean"}}, "type": "array", "items": {"$ref": "#/$defs/flag"}, "maxItems": 1}"##,
+        &["[]", "[true]"],
+        &["[null]"],
+    );
+}
+
+#[test]
+fn what_is_not_regular_is_diagnosed() {
+    assert_eq!(code(r#"{"type": "object"}"#), DiagnosticCode::RequiresStructuredBackend);
+    assert_eq!(code(r#"{"type": "integer"}"#), DiagnosticCode::RequiresStructuredBackend);
+    assert_eq!(code(r#"true"#), DiagnosticCode::RequiresStructuredBackend);
+    assert_eq!(code(r#"{"type": "string", "pattern": "a"}"#), DiagnosticCode::UnsupportedKeyword);
+    assert_eq!(code(r##"{"$ref": "#/$defs/missing"}"##), DiagnosticCode::UnresolvedReference);
+    assert_eq!(code(r#"{"$ref": "http://example.com/other.json"}"#), DiagnosticCode::UnresolvedReference);
+    assert_eq!(code(r##"{"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}"##), DiagnosticCode::RequiresStructuredBackend);
+    assert_eq!(code(r#"false"#), DiagnosticCode::UnsatisfiableSchema);
+    assert_eq!(code(r#"{"type": "string", "enum": [1]}"#), DiagnosticCode::UnsatisfiableSchema);
+    assert_eq!(code(r#"{"type": 3}"#), DiagnosticCode::InvalidKeywordValue);
+    assert_eq!(code(r#"{"type": "strin"}"#), DiagnosticCode::InvalidKeywordValue);
+    assert_eq!(code(r#"{"minLength": -1, "type": "string"}"#), DiagnosticCode::InvalidKeywordValue);
+    assert_eq!(code(r#"{"type": "string""#), DiagnosticCode::InvalidJson);
+    assert_eq!(code(r#"{"$schema": "http://example.com/draft-99", "type": "string"}"#), DiagnosticCode::UnknownDraft);
+}
+
+#[test]
+fn diagnostics_carry_keyword_and_pointer() {
+    let Err(Error::Schema(d)) = compile(r#"{"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}, "additionalProperties": false}"#) else {
+        panic!("expected a diagnostic");
+    };
+    assert_eq!(d.code, DiagnosticCode::UnsupportedKeyword);
+    assert_eq!(d.keyword.as_deref(), Some("pattern"));
+    assert_eq!(d.pointer, "/properties/a/pattern");
+    assert!(d.to_string().starts_with("MF-E003 at /properties/a/pattern (pattern)"), "{d}");
+}
+
+#[test]
+fn unknown_keywords_are_annotations() {
+    check(r#"{"type": "null", "x-vendor": {"type": "string"}, "markdownDescription": "hi"}"#, &["null"], &[r#""a""#]);
+}
