@@ -1,0 +1,196 @@
+//! Fast masks (class trie, deduplicated rows, sessions) against the reference route (every token
+//! tried on a fresh matcher), bit for bit at every step, and the session rules of the spec.
+
+use std::sync::Arc;
+
+use maskforge_core::mask::{allowed_ids, get_bit};
+use maskforge_core::reference::reference_mask;
+use maskforge_core::{
+    build_vocabulary, BindPolicy, BoundSchema, CompiledVocabulary, Compiler, CompilerOptions, Error, RejectReason, Vocabulary,
+};
+
+const SCHEMAS: &[&str] = &[
+    r#"{"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}, "ok": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"enum": ["red", "green", "été"]}, "maxItems": 3}},
+        "required": ["name", "ok"], "additionalProperties": false}"#,
+    r#"{"enum": ["alpha", "beta", "über", "😀 smile", null, true]}"#,
+    r#"{"type": "array", "items": {"type": "number"}}"#,
+    r#"{"anyOf": [{"type": "string", "minLength": 2}, {"type": "null"}]}"#,
+];
+
+/// A small vocabulary with single bytes (all 256, so every text is reachable), multi-byte
+/// tokens that cross JSON structure, and tokens that split UTF-8 sequences.
+fn small_vocabulary() -> Vocabulary {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    for t in [
+        "{\"", "\":", "\",", "\"}", "name", "ok", "true", "false", "null", "tags", "[\"", "\"]", "red", "green", " \"", "\": ",
+        ", \"", "alpha", "beta", "1.5", "e-", "12", ",\n", "  ", "\\u00", "\\\"", "smile", "é", "ét", "😀",
+    ] {
+        tokens.push(t.as_bytes().to_vec());
+    }
+    tokens.push(vec![0xC3]); // a lone UTF-8 lead byte, as byte-level BPE produces
+    tokens.push(vec![0xA9, b't']);
+    tokens.push(vec![0xF0, 0x9F]);
+    tokens.push(b"ok".to_vec()); // a duplicate spelling under another id
+    let eos = tokens.len() as u32;
+    let map = tokens.into_iter().enumerate().map(|(i, t)| (i as u32, t));
+    build_vocabulary(vec![eos, eos + 1], map).unwrap().with_mask_vocab_size(eos as usize + 40).unwrap()
+}
+
+fn bind(schema: &str, vocabulary: &CompiledVocabulary, policy: BindPolicy) -> BoundSchema {
+    let compiler = Compiler::new(CompilerOptions::default().with_bind_policy(policy));
+    compiler.compile_json_schema(schema).unwrap().bind(vocabulary).unwrap()
+}
+
+/// Walks `text` with the longest allowed token that spells the next bytes, comparing the fast
+/// mask with the reference mask before every step and at the end.
+fn walk_and_compare(bound: &BoundSchema, text: &[u8]) -> usize {
+    let vocabulary = bound.vocabulary();
+    let executable = bound.executable();
+    let mut session = bound.start_session().unwrap();
+    let mut mask = vec![0u32; bound.mask_word_count()];
+    let mut at = 0;
+    let mut steps = 0;
+    loop {
+        session.write_mask(&mut mask).unwrap();
+        let reference = reference_mask(executable, vocabulary, &text[..at]).expect("admitted prefix must be live");
+        assert_eq!(mask, reference, "mask differs from the reference after {:?}", String::from_utf8_lossy(&text[..at]));
+        if at == text.len() {
+            break;
+        }
+        let next = allowed_ids(&mask)
+            .into_iter()
+            .filter_map(|id| vocabulary.token_bytes(id).map(|b| (id, b)))
+            .filter(|(_, b)| text[at..].starts_with(b))
+            .max_by_key(|(_, b)| b.len())
+            .unwrap_or_else(|| panic!("no allowed token continues {:?}", String::from_utf8_lossy(&text[..at])));
+        session.advance(next.0).unwrap();
+        at += next.1.len();
+        steps += 1;
+    }
+    assert!(session.is_accepting(), "complete instance must accept");
+    for &eos in vocabulary.eos_token_ids() {
+        assert!(get_bit(&mask, eos));
+    }
+    steps
+}
+
+const INSTANCES: &[(usize, &str)] = &[
+    (0, r#"{"name": "été", "ok": true, "tags": ["red", "été"]}"#),
+    (0, "{\n  \"ok\": false,\n  \"name\": \"\\u00e9\\\"x\"\n}"),
+    (1, r#""😀 smile""#),
+    (1, r#""\u00fcber""#),
+    (2, "[1.5e-12, -0, 12]"),
+    (3, r#""ab😀""#),
+    (3, " null "),
+];
+
+#[test]
+fn fast_masks_equal_reference_masks_on_a_small_vocabulary() {
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(small_vocabulary())).unwrap();
+    for policy in [BindPolicy::Eager, BindPolicy::Lazy] {
+        for &(schema, text) in INSTANCES {
+            let bound = bind(SCHEMAS[schema], &vocabulary, policy);
+            walk_and_compare(&bound, text.as_bytes());
+        }
+    }
+}
+
+#[test]
+fn padded_ids_and_special_tokens_are_never_allowed() {
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(small_vocabulary())).unwrap();
+    let bound = bind(SCHEMAS[1], &vocabulary, BindPolicy::Eager);
+    let session = bound.start_session().unwrap();
+    let mut mask = vec![0u32; bound.mask_word_count()];
+    session.write_mask(&mut mask).unwrap();
+    let tokenizer_size = vocabulary.vocabulary().tokenizer_size() as u32;
+    for id in tokenizer_size..vocabulary.mask_vocab_size() as u32 {
+        assert!(!get_bit(&mask, id), "padded id {id} allowed");
+    }
+    assert_eq!(bound.mask_word_count(), vocabulary.mask_vocab_size().div_ceil(32));
+}
+
+#[test]
+fn session_rules() {
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(small_vocabulary())).unwrap();
+    let v = vocabulary.vocabulary().clone();
+    let id = |text: &str| v.tokens_with_bytes().find(|(_, b)| *b == text.as_bytes()).unwrap().0;
+    let [eos, eos2] = [v.eos_token_ids()[0], v.eos_token_ids()[1]];
+    let bound = bind(r#"{"enum": ["ok"]}"#, &vocabulary, BindPolicy::Lazy);
+    let mut session = bound.start_session().unwrap();
+
+    // EOS before the instance is complete, a forbidden token, an unknown id: errors, nothing changes.
+    let rejected = |result: Result<(), Error>, expected: RejectReason| {
+        assert!(matches!(result, Err(Error::TokenRejected { reason, .. }) if reason == expected), "{result:?}")
+    };
+    rejected(session.advance(eos), RejectReason::EosNotAccepting);
+    rejected(session.advance(id("x")), RejectReason::LeavesLanguage);
+    rejected(session.advance(10_000), RejectReason::OutOfRange);
+    rejected(session.advance(v.tokenizer_size() as u32 + 3), RejectReason::NoBytes);
+    let mut before = vec![0u32; bound.mask_word_count()];
+    session.write_mask(&mut before).unwrap();
+    assert!(get_bit(&before, id("\"")) && !get_bit(&before, eos));
+
+    for t in ["\"", "ok", "\""] {
+        session.advance(id(t)).unwrap();
+    }
+    assert!(session.is_accepting() && !session.is_finished());
+    session.advance(eos2).unwrap();
+    assert!(session.is_finished());
+    let mut mask = vec![0u32; bound.mask_word_count()];
+    session.write_mask(&mut mask).unwrap();
+    assert_eq!(allowed_ids(&mask), vec![eos, eos2]);
+    session.advance(eos).unwrap(); // batch padding: a no-op
+    rejected(session.advance(id(" ")), RejectReason::SessionFinished);
+    assert!(session.is_finished());
+
+    let mut bytes = vec![0u8; bound.mask_byte_count()];
+    session.write_mask_le_bytes(&mut bytes).unwrap();
+    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(words, mask);
+
+    let mut short = vec![0u32; bound.mask_word_count() - 1];
+    assert!(matches!(session.write_mask(&mut short), Err(Error::MaskBuffer { .. })));
+    let mut short_bytes = vec![0u8; bound.mask_byte_count() - 1];
+    assert!(matches!(session.write_mask_le_bytes(&mut short_bytes), Err(Error::MaskBuffer { .. })));
+}
+
+#[test]
+fn eager_rows_are_deduplicated_and_lazy_rows_computed_on_demand() {
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(small_vocabulary())).unwrap();
+    let eager = bind(SCHEMAS[0], &vocabulary, BindPolicy::Eager);
+    let (computed, distinct) = eager.row_stats();
+    assert_eq!(computed, eager.executable().state_count() - 1);
+    assert!(distinct < computed, "string-body states share rows: {distinct} of {computed}");
+    let lazy = bind(SCHEMAS[0], &vocabulary, BindPolicy::Lazy);
+    assert_eq!(lazy.row_stats().0, 0);
+    let mut mask = vec![0u32; lazy.mask_word_count()];
+    lazy.start_session().unwrap().write_mask(&mut mask).unwrap();
+    assert_eq!(lazy.row_stats().0, 1);
+}
+
+#[cfg(feature = "tokenizer-processing")]
+mod real_tokenizers {
+    use super::*;
+    use maskforge_core::TokenizerJsonOptions;
+
+    fn load(name: &str) -> CompiledVocabulary {
+        let path = format!("{}/../../tests/data/tokenizers/{name}", env!("CARGO_MANIFEST_DIR"));
+        let vocabulary = Vocabulary::from_tokenizer_json_file(&path, &TokenizerJsonOptions::default()).unwrap();
+        CompiledVocabulary::try_from(Arc::new(vocabulary)).unwrap()
+    }
+
+    #[test]
+    fn fast_masks_equal_reference_masks_on_gpt2_and_mistral() {
+        for name in ["gpt2.tokenizer.json", "mistral-v3.tokenizer.json"] {
+            let vocabulary = load(name);
+            for (policy, instances) in [(BindPolicy::Eager, &INSTANCES[..4]), (BindPolicy::Lazy, &INSTANCES[2..])] {
+                for &(schema, text) in instances {
+                    let bound = bind(SCHEMAS[schema], &vocabulary, policy);
+                    let steps = walk_and_compare(&bound, text.as_bytes());
+                    assert!(steps > 0);
+                }
+            }
+        }
+    }
+}
