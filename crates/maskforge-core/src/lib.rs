@@ -26,7 +26,7 @@
 //! let mut session = bound.start_session()?;
 //! let mut mask = vec![0u32; bound.mask_word_count()];
 //! session.write_mask(&mut mask)?;
-//! assert_eq!(mask[0], 1 << 2 | 1 << 8); // `"` or `true`
+//! assert_eq!(mask[0], 1 << 2 | 1 << 7 | 1 << 8); // `"`, leading whitespace, or `true`
 //! for token in [2, 3, 4, 2] {
 //!     session.advance(token)?;
 //! }

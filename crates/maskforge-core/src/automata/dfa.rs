@@ -206,14 +206,13 @@ impl ByteDfa {
         let mut joint: HashMap<(u8, u8), u8> = HashMap::new();
         let mut classes = [0u8; 256];
         let mut pairs: Vec<(u8, u8)> = Vec::new();
-        for b in 0..256 {
+        for (b, class) in classes.iter_mut().enumerate() {
             let key = (self.classes[b], other.classes[b]);
             let next = joint.len() as u8;
-            let class = *joint.entry(key).or_insert_with(|| {
+            *class = *joint.entry(key).or_insert_with(|| {
                 pairs.push(key);
                 next
             });
-            classes[b] = class;
         }
         let columns = pairs.len();
         let mut index: HashMap<(StateId, StateId), StateId> = HashMap::new();
@@ -251,7 +250,7 @@ impl ByteDfa {
             }
         }
         // (DEAD, DEAD) may accept under a complementing operator; `finish` trims it either way.
-        let raw = RawDfa { columns, column_of: ColumnMap::Classes(classes), transitions, accepting, start: start_id };
+        let raw = RawDfa { columns, column_of: ColumnMap::Classes(Box::new(classes)), transitions, accepting, start: start_id };
         Ok(raw.finish_with_ordinary_zero())
     }
 
@@ -277,7 +276,7 @@ enum ColumnMap {
     /// One column per byte value.
     Bytes,
     /// Byte -> column.
-    Classes([u8; 256]),
+    Classes(Box<[u8; 256]>),
 }
 
 /// An untrimmed, unminimised table whose state 0 is dead (or, for products, an ordinary state).
@@ -324,8 +323,8 @@ fn minimize(raw: RawDfa, zero_is_dead: bool) -> ByteDfa {
     }
     // Co-reachable: reverse edges from accepting states.
     let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for s in 0..n {
-        if !reachable[s] || (zero_is_dead && s == 0) {
+    for (s, &is_reachable) in reachable.iter().enumerate() {
+        if !is_reachable || (zero_is_dead && s == 0) {
             continue;
         }
         for c in 0..cols {
@@ -427,14 +426,13 @@ fn minimize(raw: RawDfa, zero_is_dead: bool) -> ByteDfa {
     let mut column_signature: HashMap<Vec<u32>, u8> = HashMap::new();
     let mut classes = [0u8; 256];
     let mut class_columns: Vec<usize> = Vec::new();
-    for b in 0..256 {
+    for (b, class) in classes.iter_mut().enumerate() {
         let sig: Vec<u32> = order.iter().map(|&blk| target(representative[blk as usize], b)).collect();
         let next = column_signature.len() as u8;
-        let class = *column_signature.entry(sig).or_insert_with(|| {
+        *class = *column_signature.entry(sig).or_insert_with(|| {
             class_columns.push(b);
             next
         });
-        classes[b] = class;
     }
     let class_count = class_columns.len();
     let mut transitions = vec![DEAD; states * class_count];

@@ -52,7 +52,7 @@ impl Re {
     }
 
     pub fn concat(items: Vec<Re>) -> Re {
-        if items.iter().any(|r| *r == Re::Nothing) {
+        if items.contains(&Re::Nothing) {
             return Re::Nothing;
         }
         let mut items: Vec<Re> = items.into_iter().filter(|r| *r != Re::Empty).collect();
@@ -314,8 +314,8 @@ impl Emitter {
         // Each DFA state s becomes a union node: its byte transitions (a sparse state) and, when
         // accepting, the exit.
         let mut heads = vec![StateID::ZERO; n];
-        for s in 1..n {
-            heads[s] = self.add_union(vec![])?;
+        for head in heads.iter_mut().skip(1) {
+            *head = self.add_union(vec![])?;
         }
         for s in 1..n {
             let transitions = dfa.live_transitions(s as u32);

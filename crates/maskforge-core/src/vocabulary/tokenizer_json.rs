@@ -54,11 +54,10 @@ impl Vocabulary {
         let path = path.as_ref();
         let json = std::fs::read_to_string(path)
             .map_err(|e| Error::Vocabulary(format!("cannot read tokenizer file {}: {e}", path.display())))?;
-        Vocabulary::from_tokenizer_json(&json, options)
-            .map_err(|e| match e {
-                Error::Vocabulary(message) => Error::Vocabulary(format!("{}: {message}", path.display())),
-                other => other,
-            })
+        Vocabulary::from_tokenizer_json(&json, options).map_err(|e| match e {
+            Error::Vocabulary(message) => Error::Vocabulary(format!("{}: {message}", path.display())),
+            other => other,
+        })
     }
 }
 
@@ -128,8 +127,8 @@ impl<'de> Deserialize<'de> for VocabEntries {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<VocabEntries, A::Error> {
                 let mut entries = Vec::with_capacity(seq.size_hint().unwrap_or(0));
                 while let Some((piece, _score)) = seq.next_element::<(String, IgnoredAny)>()? {
-                    let id = u32::try_from(entries.len())
-                        .map_err(|_| serde::de::Error::custom("more than 2^32 pieces"))?;
+                    let id =
+                        u32::try_from(entries.len()).map_err(|_| serde::de::Error::custom("more than 2^32 pieces"))?;
                     entries.push((piece, id));
                 }
                 Ok(VocabEntries { entries, is_list: true })
@@ -165,7 +164,10 @@ fn build(file: TokenizerFile, options: &TokenizerJsonOptions) -> Result<Vocabula
             )))
         }
     }
-    for (field, value) in [("continuing_subword_prefix", &model.continuing_subword_prefix), ("end_of_word_suffix", &model.end_of_word_suffix)] {
+    for (field, value) in [
+        ("continuing_subword_prefix", &model.continuing_subword_prefix),
+        ("end_of_word_suffix", &model.end_of_word_suffix),
+    ] {
         if value.as_deref().is_some_and(|v| !v.is_empty()) {
             return Err(Error::Vocabulary(format!(
                 "{kind} model with a {field} is not supported: its pieces do not map to exact bytes"
@@ -192,7 +194,10 @@ fn build(file: TokenizerFile, options: &TokenizerJsonOptions) -> Result<Vocabula
     // Ids come from the file; refuse absurdly sparse ones rather than allocating for them.
     let named = vocab.entries.len() + file.added_tokens.len();
     if size > named.saturating_mul(4).max(1 << 20) {
-        return Err(Error::Vocabulary(format!("token id {} is far beyond the {named} tokens the file defines", size - 1)));
+        return Err(Error::Vocabulary(format!(
+            "token id {} is far beyond the {named} tokens the file defines",
+            size - 1
+        )));
     }
 
     let mut tokens: Vec<Option<Vec<u8>>> = vec![None; size];
@@ -202,7 +207,8 @@ fn build(file: TokenizerFile, options: &TokenizerJsonOptions) -> Result<Vocabula
         let slot = token.id as usize;
         is_added[slot] = true;
         // Special tokens are never generated as text; others stand for their literal content.
-        tokens[slot] = if token.special || token.content.is_empty() { None } else { Some(token.content.as_bytes().to_vec()) };
+        tokens[slot] =
+            if token.special || token.content.is_empty() { None } else { Some(token.content.as_bytes().to_vec()) };
     }
     let mut seen = vec![false; size];
     for (piece, id) in &vocab.entries {
@@ -611,8 +617,8 @@ mod tests {
             .replace(r#""byte_fallback": true"#, r#""byte_fallback": false"#)
             .replace(r#""decoder": {"type": "Sequence""#, r#""decoder": null, "x": {"type": "Sequence""#);
         assert!(message(load(&no_decoder).unwrap_err()).contains("cannot tell"));
-        let bpe_decoder = BYTE_LEVEL
-            .replace(r#""decoder": {"type": "ByteLevel"}"#, r#""decoder": {"type": "BPEDecoder"}"#);
+        let bpe_decoder =
+            BYTE_LEVEL.replace(r#""decoder": {"type": "ByteLevel"}"#, r#""decoder": {"type": "BPEDecoder"}"#);
         assert!(message(load(&bpe_decoder).unwrap_err()).contains("BPEDecoder"));
         let word_level = r#"{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}"#;
         assert!(message(load(word_level).unwrap_err()).contains("WordLevel"));
