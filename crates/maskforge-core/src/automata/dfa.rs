@@ -71,19 +71,29 @@ impl ByteDfa {
             .start_state(&start::Config::new().anchored(Anchored::Yes))
             .map_err(|_| TooManyStates { limit: max_states })?;
 
-        // Breadth-first extraction over all 256 bytes; our own byte classes are recomputed
-        // afterwards, so the library's classes need not be interpreted.
+        // Breadth-first extraction, one column per byte class of the library's DFA.
+        let library_classes = dfa.byte_classes();
+        let mut representatives: Vec<u8> = Vec::new();
+        let mut column_of = [0u8; 256];
+        for (b, column) in column_of.iter_mut().enumerate() {
+            let class = library_classes.get(b as u8) as usize;
+            if class == representatives.len() {
+                representatives.push(b as u8);
+            }
+            *column = class as u8;
+        }
+        let columns = representatives.len();
         let mut index: HashMap<RaStateID, StateId> = HashMap::new();
         let mut order: Vec<RaStateID> = vec![start];
         index.insert(start, 1);
-        let mut transitions: Vec<StateId> = vec![DEAD; 256]; // dead row
+        let mut transitions: Vec<StateId> = vec![DEAD; columns]; // dead row
         let mut accepting = vec![false];
         let mut cursor = 0;
         while cursor < order.len() {
             let id = order[cursor];
             cursor += 1;
             accepting.push(dfa.is_match_state(dfa.next_eoi_state(id)));
-            for byte in 0..=255u8 {
+            for &byte in &representatives {
                 let next = dfa.next_state(id, byte);
                 let target = if dfa.is_dead_state(next) || dfa.is_quit_state(next) {
                     DEAD
@@ -101,7 +111,7 @@ impl ByteDfa {
                 transitions.push(target);
             }
         }
-        let raw = RawDfa { columns: 256, column_of: ColumnMap::Bytes, transitions, accepting, start: 1 };
+        let raw = RawDfa { columns, column_of: ColumnMap::Classes(Box::new(column_of)), transitions, accepting, start: 1 };
         Ok(raw.finish())
     }
 
@@ -298,10 +308,51 @@ impl RawDfa {
     }
 }
 
+/// Merges columns that agree in every state, so that refinement below works on a handful of
+/// classes instead of 256 bytes.
+fn merge_equal_columns(raw: RawDfa) -> RawDfa {
+    let n = raw.accepting.len();
+    let cols = raw.columns;
+    let mut column_index: HashMap<Vec<StateId>, usize> = HashMap::new();
+    let mut kept: Vec<usize> = Vec::new();
+    let mut remap = vec![0usize; cols];
+    for (c, slot) in remap.iter_mut().enumerate() {
+        let column: Vec<StateId> = (0..n).map(|s| raw.transitions[s * cols + c]).collect();
+        let next = kept.len();
+        *slot = *column_index.entry(column).or_insert_with(|| {
+            kept.push(c);
+            next
+        });
+    }
+    if kept.len() == cols {
+        return raw;
+    }
+    let mut transitions = Vec::with_capacity(n * kept.len());
+    for s in 0..n {
+        transitions.extend(kept.iter().map(|&c| raw.transitions[s * cols + c]));
+    }
+    let mut classes = [0u8; 256];
+    for (b, class) in classes.iter_mut().enumerate() {
+        let column = match &raw.column_of {
+            ColumnMap::Bytes => b,
+            ColumnMap::Classes(map) => map[b] as usize,
+        };
+        *class = remap[column] as u8;
+    }
+    RawDfa {
+        columns: kept.len(),
+        column_of: ColumnMap::Classes(Box::new(classes)),
+        transitions,
+        accepting: raw.accepting,
+        start: raw.start,
+    }
+}
+
 /// Trims states that cannot reach acceptance (or are unreachable), then merges equivalent states
 /// by partition refinement, and recomputes byte classes. When `zero_is_dead` is false, state 0 is
 /// an ordinary state (it may accept), so only co-reachability decides deadness.
 fn minimize(raw: RawDfa, zero_is_dead: bool) -> ByteDfa {
+    let raw = merge_equal_columns(raw);
     let n = raw.accepting.len();
     let cols = raw.columns;
     let succ = |s: usize, c: usize| raw.transitions[s * cols + c] as usize;

@@ -157,7 +157,12 @@ impl BoundInner {
 
 /// The trie of a vocabulary's tokens over one automaton's byte classes.
 pub(crate) fn build_class_trie(vocabulary: &Vocabulary, classes: &[u8; 256]) -> TokenTrie {
-    TokenTrie::build(
-        vocabulary.tokens_with_bytes().map(|(id, bytes)| (bytes.iter().map(|&b| classes[b as usize]).collect(), id)),
-    )
+    let mut symbols = Vec::new();
+    let mut spans = Vec::with_capacity(vocabulary.tokenizer_size());
+    for (id, bytes) in vocabulary.tokens_with_bytes() {
+        let start = symbols.len() as u32;
+        symbols.extend(bytes.iter().map(|&b| classes[b as usize]));
+        spans.push((start, symbols.len() as u32, id));
+    }
+    TokenTrie::build_flat(&symbols, spans)
 }

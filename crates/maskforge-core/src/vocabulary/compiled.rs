@@ -80,23 +80,37 @@ pub struct TokenTrie {
 impl TokenTrie {
     /// Builds the trie from `(sequence, token id)` pairs; sequences must not be empty.
     pub fn build(entries: impl IntoIterator<Item = (Vec<u8>, TokenId)>) -> Self {
-        let mut entries: Vec<(Vec<u8>, TokenId)> = entries.into_iter().collect();
-        entries.sort_unstable();
+        let mut symbols = Vec::new();
+        let mut spans = Vec::new();
+        for (sequence, id) in entries {
+            let start = symbols.len() as u32;
+            symbols.extend_from_slice(&sequence);
+            spans.push((start, symbols.len() as u32, id));
+        }
+        TokenTrie::build_flat(&symbols, spans)
+    }
+
+    /// Builds the trie from sequences stored back to back in `symbols`; each span is
+    /// `(start, end, token id)`. One buffer and a sort of spans: no allocation per token.
+    pub fn build_flat(symbols: &[u8], mut spans: Vec<(u32, u32, TokenId)>) -> Self {
+        let text = |&(start, end, _): &(u32, u32, TokenId)| &symbols[start as usize..end as usize];
+        spans.sort_unstable_by(|a, b| text(a).cmp(text(b)).then(a.2.cmp(&b.2)));
         let mut trie = TokenTrie::default();
         trie.push_node(0, 0);
         // path[d] = node index at depth d along the current sequence.
         let mut path: Vec<u32> = vec![0];
         let mut previous: &[u8] = &[];
-        let mut node_tokens: Vec<Vec<TokenId>> = vec![Vec::new()];
-        for (seq, id) in &entries {
+        // (node, token) pairs in node order, since nodes are created in DFS order.
+        let mut node_tokens: Vec<(u32, TokenId)> = Vec::with_capacity(spans.len());
+        for span in &spans {
+            let seq = text(span);
             let common = seq.iter().zip(previous).take_while(|(a, b)| a == b).count();
             path.truncate(common + 1);
             for (depth, &symbol) in seq.iter().enumerate().skip(common) {
                 let index = trie.push_node(symbol, depth as u32 + 1);
-                node_tokens.push(Vec::new());
                 path.push(index);
             }
-            node_tokens[*path.last().unwrap() as usize].push(*id);
+            node_tokens.push((*path.last().unwrap(), span.2));
             trie.max_depth = trie.max_depth.max(seq.len());
             previous = seq;
         }
@@ -115,11 +129,17 @@ impl TokenTrie {
             }
             open.push(i as u32);
         }
-        for tokens in node_tokens {
-            trie.token_starts.push(trie.token_ids.len() as u32);
-            trie.token_ids.extend(tokens);
+        // node_tokens is sorted by node: token_starts[i] = first entry of node i.
+        let mut entry = 0;
+        trie.token_starts.reserve(n + 1);
+        for node in 0..n as u32 {
+            trie.token_starts.push(entry as u32);
+            while entry < node_tokens.len() && node_tokens[entry].0 == node {
+                entry += 1;
+            }
         }
-        trie.token_starts.push(trie.token_ids.len() as u32);
+        trie.token_starts.push(entry as u32);
+        trie.token_ids = node_tokens.into_iter().map(|(_, id)| id).collect();
         trie
     }
 
