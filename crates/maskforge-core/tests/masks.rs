@@ -194,3 +194,26 @@ mod real_tokenizers {
         }
     }
 }
+
+#[test]
+fn shared_objects_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<maskforge_core::SchemaProgram>();
+    assert_send_sync::<BoundSchema>();
+    assert_send_sync::<CompiledVocabulary>();
+    assert_send_sync::<maskforge_core::Session>();
+    assert_send_sync::<Compiler>();
+}
+
+#[test]
+fn one_bound_schema_serves_threads() {
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(small_vocabulary())).unwrap();
+    let bound = bind(SCHEMAS[0], &vocabulary, BindPolicy::Lazy);
+    std::thread::scope(|scope| {
+        for &(schema, text) in INSTANCES.iter().filter(|(s, _)| *s == 0) {
+            let bound = bound.clone();
+            assert_eq!(schema, 0);
+            scope.spawn(move || walk_and_compare(&bound, text.as_bytes()));
+        }
+    });
+}
