@@ -1,0 +1,37 @@
+//! `maskforge._native`: the PyO3 bindings of maskforge-core. The Python package `maskforge`
+//! re-exports these classes; `maskforge.errors` defines the exceptions they raise.
+
+mod args;
+mod buffer;
+mod compiler;
+mod errors;
+mod session;
+mod vocabulary;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Counters of the process-wide executable cache.
+#[pyfunction]
+fn executable_cache_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    compiler::executable_cache_stats(py)
+}
+
+/// Empties the process-wide executable cache.
+#[pyfunction]
+fn clear_executable_cache() {
+    maskforge_core::runtime::clear_global_executable_cache();
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<vocabulary::PyVocabulary>()?;
+    m.add_class::<compiler::PyCompiler>()?;
+    m.add_class::<compiler::PySchemaProgram>()?;
+    m.add_class::<compiler::PyBoundSchema>()?;
+    m.add_class::<session::PySession>()?;
+    m.add_function(wrap_pyfunction!(executable_cache_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_executable_cache, m)?)?;
+    Ok(())
+}

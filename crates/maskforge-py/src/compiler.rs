@@ -1,0 +1,322 @@
+//! `maskforge.Compiler`, `SchemaProgram` and `BoundSchema`.
+
+use maskforge_core::{BindPolicy, BoundSchema, CacheStats, Compiler, CompilerOptions, Draft, SchemaProgram};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyModule, PyString};
+
+use crate::args::{self, type_name};
+use crate::errors::{detached, raise, raise_with, type_error, value_error};
+use crate::session::PySession;
+use crate::vocabulary::PyVocabulary;
+
+static SCHEMAS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+pub(crate) fn parse_bind_policy(obj: &Bound<'_, PyAny>) -> PyResult<BindPolicy> {
+    let py = obj.py();
+    let name = args::optional_str(Some(obj), "bind_policy")?
+        .ok_or_else(|| type_error(py, "bind_policy must be a str, got None"))?;
+    match name.as_str() {
+        "eager" => Ok(BindPolicy::Eager),
+        "lazy" => Ok(BindPolicy::Lazy),
+        "adaptive" => Ok(BindPolicy::Adaptive),
+        other => {
+            Err(value_error(py, format!("bind_policy must be \"eager\", \"lazy\" or \"adaptive\", got {other:?}")))
+        }
+    }
+}
+
+fn bind_policy_name(policy: BindPolicy) -> &'static str {
+    match policy {
+        BindPolicy::Eager => "eager",
+        BindPolicy::Lazy => "lazy",
+        BindPolicy::Adaptive => "adaptive",
+    }
+}
+
+fn parse_draft(py: Python<'_>, name: &str) -> PyResult<Draft> {
+    Draft::from_name(name).or_else(|| Draft::from_schema_uri(name)).ok_or_else(|| {
+        value_error(
+            py,
+            format!(
+                "unknown default_draft {name:?}: use \"draft4\", \"draft6\", \"draft7\", \"draft2019-09\", \
+                 \"draft2020-12\" or a $schema URI"
+            ),
+        )
+    })
+}
+
+fn cache_stats_dict<'py>(py: Python<'py>, stats: CacheStats) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("executable_hits", stats.executable_hits)?;
+    dict.set_item("executable_misses", stats.executable_misses)?;
+    dict.set_item("executable_entries", stats.executable_entries)?;
+    dict.set_item("executable_bytes", stats.executable_bytes)?;
+    dict.set_item("trie_hits", stats.trie_hits)?;
+    dict.set_item("trie_misses", stats.trie_misses)?;
+    dict.set_item("trie_entries", stats.trie_entries)?;
+    dict.set_item("trie_bytes", stats.trie_bytes)?;
+    Ok(dict)
+}
+
+/// Text with lone surrogates cannot be UTF-8, so it cannot be JSON either.
+fn invalid_text(py: Python<'_>) -> PyErr {
+    let kwargs = PyDict::new(py);
+    match kwargs.set_item("code", "MF-E001") {
+        Ok(()) => {
+            raise_with(py, "SchemaError", "schema is not valid JSON: the text has lone surrogates", Some(&kwargs))
+        }
+        Err(error) => error,
+    }
+}
+
+/// Options that later versions add; refusing non-default values keeps them from being ignored.
+fn reject_unsupported(py: Python<'_>, name: &str, given: bool) -> PyResult<()> {
+    if given {
+        return Err(raise(
+            py,
+            "UnsupportedOptionError",
+            format!("the {name}= option is not supported in this version"),
+        ));
+    }
+    Ok(())
+}
+
+/// Compiles JSON Schemas into programs, caching executables and class tries within byte budgets.
+#[pyclass(frozen, name = "Compiler", module = "maskforge._native")]
+pub(crate) struct PyCompiler {
+    inner: Compiler,
+}
+
+#[pymethods]
+impl PyCompiler {
+    #[new]
+    #[pyo3(
+        text_signature = "(*, executable_cache_bytes=268435456, trie_cache_bytes=268435456, bind_policy='adaptive', \
+                            default_draft=None, format_assertion=True, registry=None, max_json_whitespace=None, \
+                            property_order='any')"
+    )]
+    #[pyo3(signature = (
+        *,
+        executable_cache_bytes = None,
+        trie_cache_bytes = None,
+        bind_policy = None,
+        default_draft = None,
+        format_assertion = None,
+        registry = None,
+        max_json_whitespace = None,
+        property_order = None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        executable_cache_bytes: Option<&Bound<'_, PyAny>>,
+        trie_cache_bytes: Option<&Bound<'_, PyAny>>,
+        bind_policy: Option<&Bound<'_, PyAny>>,
+        default_draft: Option<&Bound<'_, PyAny>>,
+        format_assertion: Option<&Bound<'_, PyAny>>,
+        registry: Option<&Bound<'_, PyAny>>,
+        max_json_whitespace: Option<&Bound<'_, PyAny>>,
+        property_order: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let given = |obj: Option<&Bound<'_, PyAny>>| obj.is_some_and(|o| !o.is_none());
+        reject_unsupported(py, "registry", given(registry))?;
+        reject_unsupported(py, "max_json_whitespace", given(max_json_whitespace))?;
+        match args::optional_str(property_order, "property_order")?.as_deref() {
+            None | Some("any") => {}
+            Some("declared") => reject_unsupported(py, "property_order=\"declared\"", true)?,
+            Some(other) => {
+                return Err(value_error(py, format!("property_order must be \"any\" or \"declared\", got {other:?}")))
+            }
+        }
+
+        let mut options = CompilerOptions::default();
+        if let Some(obj) = executable_cache_bytes.filter(|o| !o.is_none()) {
+            options = options.with_executable_cache_bytes(args::size(obj, "executable_cache_bytes")?);
+        }
+        if let Some(obj) = trie_cache_bytes.filter(|o| !o.is_none()) {
+            options = options.with_trie_cache_bytes(args::size(obj, "trie_cache_bytes")?);
+        }
+        if let Some(obj) = bind_policy.filter(|o| !o.is_none()) {
+            options = options.with_bind_policy(parse_bind_policy(obj)?);
+        }
+        if let Some(name) = args::optional_str(default_draft, "default_draft")? {
+            options = options.with_default_draft(parse_draft(py, &name)?);
+        }
+        if let Some(obj) = format_assertion.filter(|o| !o.is_none()) {
+            let enforce = obj
+                .cast::<pyo3::types::PyBool>()
+                .map_err(|_| type_error(py, format!("format_assertion must be a bool, got {}", type_name(obj))))?
+                .is_true();
+            options = options.with_format_assertion(enforce);
+        }
+        Ok(PyCompiler { inner: Compiler::new(options) })
+    }
+
+    /// A compiler that caches nothing (deterministic tests and benchmarks).
+    #[staticmethod]
+    fn without_cache() -> Self {
+        PyCompiler { inner: Compiler::without_cache() }
+    }
+
+    /// Compiles a schema: JSON text, a dict, a bool, or a Pydantic model class.
+    fn compile(&self, py: Python<'_>, schema: &Bound<'_, PyAny>) -> PyResult<PySchemaProgram> {
+        let text: String = match schema.cast::<PyString>() {
+            Ok(s) => match s.to_str() {
+                Ok(text) => text.to_owned(),
+                Err(_) => return Err(invalid_text(py)),
+            },
+            Err(_) => SCHEMAS_MODULE
+                .get_or_try_init(py, || py.import("maskforge._schemas").map(Bound::unbind))?
+                .bind(py)
+                .call_method1("schema_to_json", (schema,))?
+                .extract()?,
+        };
+        let compiler = &self.inner;
+        let inner = detached(py, || compiler.compile_json_schema(&text))?;
+        Ok(PySchemaProgram { inner })
+    }
+
+    /// Counters of this compiler's caches.
+    fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        cache_stats_dict(py, self.inner.cache_stats())
+    }
+
+    /// Empties this compiler's caches (programs already compiled stay valid).
+    fn clear_caches(&self) {
+        self.inner.clear_caches();
+    }
+
+    /// The bind policy programs of this compiler use by default.
+    #[getter]
+    fn bind_policy(&self) -> &'static str {
+        bind_policy_name(self.inner.options().bind_policy)
+    }
+
+    /// The draft of schemas without `$schema`.
+    #[getter]
+    fn default_draft(&self) -> &'static str {
+        self.inner.options().default_draft.name()
+    }
+
+    #[getter]
+    fn format_assertion(&self) -> bool {
+        self.inner.options().format_assertion
+    }
+
+    fn __repr__(&self) -> String {
+        let o = self.inner.options();
+        format!(
+            "Compiler(executable_cache_bytes={}, trie_cache_bytes={}, bind_policy='{}', default_draft='{}', format_assertion={})",
+            o.executable_cache_bytes,
+            o.trie_cache_bytes,
+            bind_policy_name(o.bind_policy),
+            o.default_draft.name(),
+            if o.format_assertion { "True" } else { "False" }
+        )
+    }
+}
+
+/// A compiled schema, independent of any vocabulary. Immutable; bind it to get masks.
+#[pyclass(frozen, name = "SchemaProgram", module = "maskforge._native")]
+pub(crate) struct PySchemaProgram {
+    inner: SchemaProgram,
+}
+
+#[pymethods]
+impl PySchemaProgram {
+    /// `"regular"` or `"structured"`.
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.inner.executable().backend_name()
+    }
+
+    /// States of the executable's automaton.
+    #[getter]
+    fn state_count(&self) -> usize {
+        self.inner.executable().state_count()
+    }
+
+    /// Joins the program to a vocabulary (`bind_policy` overrides the compiler's).
+    #[pyo3(signature = (vocabulary, *, bind_policy = None))]
+    fn bind(
+        &self,
+        py: Python<'_>,
+        vocabulary: &Bound<'_, PyAny>,
+        bind_policy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyBoundSchema> {
+        let vocabulary = vocabulary.cast::<PyVocabulary>().map_err(|_| {
+            type_error(py, format!("bind() takes a maskforge.Vocabulary, got {}", type_name(vocabulary)))
+        })?;
+        let policy = bind_policy.filter(|o| !o.is_none()).map(parse_bind_policy).transpose()?;
+        let program = &self.inner;
+        let compiled = &vocabulary.get().inner;
+        let inner = detached(py, || match policy {
+            Some(policy) => program.bind_with_policy(compiled, policy),
+            None => program.bind(compiled),
+        })?;
+        Ok(PyBoundSchema { inner, vocabulary: vocabulary.clone().unbind() })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("SchemaProgram(backend='{}', state_count={})", self.backend(), self.state_count())
+    }
+}
+
+/// A program joined to a vocabulary. Immutable and thread-safe; start one session per sequence.
+#[pyclass(frozen, name = "BoundSchema", module = "maskforge._native")]
+pub(crate) struct PyBoundSchema {
+    inner: BoundSchema,
+    vocabulary: Py<PyVocabulary>,
+}
+
+#[pymethods]
+impl PyBoundSchema {
+    /// A session at the beginning of the output.
+    fn start_session(&self, py: Python<'_>) -> PyResult<PySession> {
+        let bound = &self.inner;
+        let session = detached(py, || bound.start_session())?;
+        Ok(PySession::new(session, self.inner.mask_byte_count()))
+    }
+
+    /// `ceil(mask_vocab_size / 32)`: the u32 words of one mask.
+    #[getter]
+    fn mask_word_count(&self) -> usize {
+        self.inner.mask_word_count()
+    }
+
+    /// `4 * mask_word_count`: the bytes of one mask.
+    #[getter]
+    fn mask_byte_count(&self) -> usize {
+        self.inner.mask_byte_count()
+    }
+
+    #[getter]
+    fn mask_vocab_size(&self) -> usize {
+        self.inner.mask_vocab_size()
+    }
+
+    /// The policy in force: `"eager"` or `"lazy"` (what `"adaptive"` chose).
+    #[getter]
+    fn bind_policy(&self) -> &'static str {
+        bind_policy_name(self.inner.effective_policy())
+    }
+
+    #[getter]
+    fn vocabulary(&self, py: Python<'_>) -> Py<PyVocabulary> {
+        self.vocabulary.clone_ref(py)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "BoundSchema(mask_vocab_size={}, mask_word_count={}, bind_policy='{}')",
+            self.inner.mask_vocab_size(),
+            self.inner.mask_word_count(),
+            self.bind_policy()
+        )
+    }
+}
+
+pub(crate) fn executable_cache_stats<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    cache_stats_dict(py, maskforge_core::runtime::global_executable_cache_stats())
+}

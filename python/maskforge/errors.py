@@ -1,0 +1,146 @@
+"""Exceptions raised by maskforge.
+
+Every exception derives from :class:`MaskForgeError`. Errors about a bad argument also derive
+from the matching builtin (``ValueError`` or ``TypeError``), so generic handlers keep working.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence, Type
+
+__all__ = [
+    "MaskForgeError",
+    "SchemaError",
+    "ReferenceResolutionError",
+    "ResourceLimitError",
+    "VocabularyError",
+    "TokenRejectedError",
+    "MaskBufferError",
+    "MaskBufferTypeError",
+    "InvalidArgumentError",
+    "ArgumentTypeError",
+    "UnsupportedOptionError",
+    "UnsupportedGenerationModeError",
+    "GenerationTruncatedError",
+    "InternalError",
+]
+
+
+class MaskForgeError(Exception):
+    """Root of every maskforge exception."""
+
+
+class SchemaError(MaskForgeError, ValueError):
+    """A schema that cannot be compiled.
+
+    Attributes:
+        code: stable diagnostic code, e.g. ``"MF-E004"``.
+        keyword: the keyword at fault, or ``None``.
+        pointer: JSON Pointer of the schema location at fault (``""`` is the root).
+        message: the diagnostic's message without code and location.
+    """
+
+    def __init__(self, message: str, *, code: str, keyword: Optional[str] = None, pointer: str = "") -> None:
+        self.message = message
+        self.code = code
+        self.keyword = keyword
+        self.pointer = pointer
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        where = self.pointer or "#"
+        if self.keyword is not None:
+            return f"{self.code} at {where} ({self.keyword}): {self.message}"
+        return f"{self.code} at {where}: {self.message}"
+
+    def __reduce__(self) -> Any:
+        return _rebuild_schema_error, (type(self), self.message, self.code, self.keyword, self.pointer)
+
+
+def _rebuild_schema_error(cls: Type[SchemaError], message: str, code: str, keyword: Optional[str], pointer: str) -> SchemaError:
+    return cls(message, code=code, keyword=keyword, pointer=pointer)
+
+
+class ReferenceResolutionError(SchemaError):
+    """A ``$ref`` that cannot be resolved (``MF-E005``); the message names the URI."""
+
+
+class ResourceLimitError(SchemaError):
+    """A schema that exceeds a resource limit (``MF-E007``): size, states, nesting depth."""
+
+
+class VocabularyError(MaskForgeError, ValueError):
+    """A vocabulary that cannot be built: bad EOS ids, empty tokens, unreadable tokenizer files."""
+
+
+class TokenRejectedError(MaskForgeError, ValueError):
+    """A token the current mask forbids; the session is unchanged.
+
+    Attributes:
+        token_id: the id that was passed.
+        reason: ``"out_of_range"``, ``"no_bytes"``, ``"leaves_language"``,
+            ``"eos_not_accepting"`` or ``"session_finished"``.
+    """
+
+    def __init__(self, message: str, *, token_id: Any, reason: str) -> None:
+        self.token_id = token_id
+        self.reason = reason
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return _rebuild_token_rejected, (type(self), str(self), self.token_id, self.reason)
+
+
+def _rebuild_token_rejected(cls: Type[TokenRejectedError], message: str, token_id: Any, reason: str) -> TokenRejectedError:
+    return cls(message, token_id=token_id, reason=reason)
+
+
+class MaskBufferError(MaskForgeError, ValueError):
+    """A mask buffer that is too small, read-only, not 1-D or not contiguous."""
+
+
+class MaskBufferTypeError(MaskBufferError, TypeError):
+    """A mask buffer of the wrong kind or element type (e.g. a float64 array)."""
+
+
+class InvalidArgumentError(MaskForgeError, ValueError):
+    """An argument with a value outside its domain (e.g. an unknown bind policy)."""
+
+
+class ArgumentTypeError(MaskForgeError, TypeError):
+    """An argument of the wrong type (e.g. a float token id)."""
+
+
+class UnsupportedOptionError(MaskForgeError, NotImplementedError):
+    """An option this version knows about but does not implement yet."""
+
+
+class UnsupportedGenerationModeError(MaskForgeError):
+    """A generation mode that constrained decoding cannot follow (beam search, assisted decoding...)."""
+
+
+class GenerationTruncatedError(MaskForgeError):
+    """Generation ran out of tokens before every row produced a complete instance.
+
+    Attributes:
+        texts: the text each row produced, in batch order.
+        values: the parsed values of the rows that completed, keyed by row index.
+    """
+
+    def __init__(self, message: str, *, texts: Sequence[str] = (), values: Optional[Dict[int, Any]] = None) -> None:
+        self.texts = list(texts)
+        self.values = dict(values or {})
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return _rebuild_truncated, (type(self), str(self), self.texts, self.values)
+
+
+def _rebuild_truncated(
+    cls: Type[GenerationTruncatedError], message: str, texts: Sequence[str], values: Dict[int, Any]
+) -> GenerationTruncatedError:
+    return cls(message, texts=texts, values=values)
+
+
+class InternalError(MaskForgeError, RuntimeError):
+    """A bug inside maskforge (a caught panic); please report it with the message."""
