@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use crate::automata::{ByteDfa, StateId, DEAD};
-use crate::error::Result;
+use crate::error::{DiagnosticCode, Error, Result};
 use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
+use crate::structured::{DocumentMatcher, StructuredProgram};
 
 /// A compiled schema, independent of any vocabulary. Immutable and shareable across threads.
 #[derive(Debug)]
@@ -17,34 +18,42 @@ pub struct ExecutableSchema {
 pub(crate) enum Backend {
     /// The whole language as one minimal byte DFA.
     Regular(Arc<ByteDfa>),
+    /// A pushdown matcher over the schema graph.
+    Structured(Arc<StructuredProgram>),
 }
 
 impl ExecutableSchema {
-    /// Compiles a parsed schema document. Routing between backends is internal.
+    /// Compiles a parsed schema document. Schemas whose language is regular become one DFA;
+    /// the others go to the structured arm.
     pub fn compile(document: &SchemaDocument, options: &CompilerOptions) -> Result<ExecutableSchema> {
-        let dfa = crate::regular::compile_document(document, options)?;
-        Ok(ExecutableSchema { backend: Backend::Regular(Arc::new(dfa)) })
+        let backend = match crate::regular::compile_document(document, options) {
+            Ok(dfa) => Backend::Regular(Arc::new(dfa)),
+            Err(Error::Schema(d)) if d.code == DiagnosticCode::RequiresStructuredBackend => {
+                Backend::Structured(Arc::new(crate::structured::compile_document(document, options)?))
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(ExecutableSchema { backend })
     }
 
-    /// Whether this schema needs the pushdown (structured) backend. Every schema this version
-    /// compiles is regular; the others are rejected with `MF-E004`.
+    /// Whether this schema runs on the pushdown (structured) backend.
     pub fn requires_structured_backend(&self) -> bool {
-        match self.backend {
-            Backend::Regular(_) => false,
-        }
+        matches!(self.backend, Backend::Structured(_))
     }
 
     /// `"regular"` or `"structured"`.
     pub fn backend_name(&self) -> &'static str {
         match self.backend {
             Backend::Regular(_) => "regular",
+            Backend::Structured(_) => "structured",
         }
     }
 
-    /// States of the executable's automaton.
+    /// States of the regular arm's automaton, or nodes of the structured arm's graph.
     pub fn state_count(&self) -> usize {
         match &self.backend {
             Backend::Regular(dfa) => dfa.state_count(),
+            Backend::Structured(program) => program.graph.len(),
         }
     }
 
@@ -52,6 +61,7 @@ impl ExecutableSchema {
     pub fn heap_bytes(&self) -> usize {
         match &self.backend {
             Backend::Regular(dfa) => dfa.heap_bytes(),
+            Backend::Structured(program) => program.heap_bytes(),
         }
     }
 
@@ -62,7 +72,10 @@ impl ExecutableSchema {
     /// A matcher at the start of the text.
     pub fn start_matcher(&self) -> Matcher<'_> {
         match &self.backend {
-            Backend::Regular(dfa) => Matcher { dfa, state: dfa.start() },
+            Backend::Regular(dfa) => Matcher { inner: MatcherInner::Regular { dfa, state: dfa.start() } },
+            Backend::Structured(program) => {
+                Matcher { inner: MatcherInner::Structured { program, matcher: program.start(), dead: false } }
+            }
         }
     }
 
@@ -77,23 +90,44 @@ impl ExecutableSchema {
 /// reference masker and tests use.
 #[derive(Debug, Clone)]
 pub struct Matcher<'a> {
-    dfa: &'a ByteDfa,
-    state: StateId,
+    inner: MatcherInner<'a>,
+}
+
+#[derive(Debug, Clone)]
+enum MatcherInner<'a> {
+    Regular { dfa: &'a ByteDfa, state: StateId },
+    Structured { program: &'a StructuredProgram, matcher: DocumentMatcher, dead: bool },
 }
 
 impl Matcher<'_> {
     /// Feeds bytes; false (and the matcher is dead) once the text can no longer be completed.
     pub fn feed(&mut self, bytes: &[u8]) -> bool {
-        self.state = self.dfa.run(self.state, bytes);
-        self.state != DEAD
+        match &mut self.inner {
+            MatcherInner::Regular { dfa, state } => {
+                *state = dfa.run(*state, bytes);
+                *state != DEAD
+            }
+            MatcherInner::Structured { program, matcher, dead } => {
+                if !*dead && !matcher.feed_all(&program.graph, bytes) {
+                    *dead = true;
+                }
+                !*dead
+            }
+        }
     }
 
     /// True when the bytes so far form a complete accepted instance.
     pub fn is_accepting(&self) -> bool {
-        self.state != DEAD && self.dfa.is_accepting(self.state)
+        match &self.inner {
+            MatcherInner::Regular { dfa, state } => *state != DEAD && dfa.is_accepting(*state),
+            MatcherInner::Structured { matcher, dead, .. } => !*dead && matcher.is_accepting(),
+        }
     }
 
     pub fn is_dead(&self) -> bool {
-        self.state == DEAD
+        match &self.inner {
+            MatcherInner::Regular { state, .. } => *state == DEAD,
+            MatcherInner::Structured { dead, .. } => *dead,
+        }
     }
 }

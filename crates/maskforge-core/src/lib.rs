@@ -43,12 +43,14 @@ pub mod error;
 pub mod executable;
 pub mod limits;
 pub mod mask;
+pub mod numbers;
 pub mod options;
 pub mod reference;
 pub mod regular;
 pub mod runtime;
 pub mod schema;
 pub mod session;
+mod structured;
 pub mod vocabulary;
 
 pub use bind::BoundSchema;

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use crate::automata::{StateId, DEAD};
-use crate::bind::BoundSchema;
+use crate::bind::{BoundKind, BoundSchema};
+use crate::structured::DocumentMatcher;
 use crate::error::{Error, RejectReason, Result};
 use crate::mask;
 use crate::vocabulary::TokenId;
@@ -16,41 +17,51 @@ use crate::vocabulary::TokenId;
 #[derive(Debug, Clone)]
 pub struct Session {
     bound: Arc<crate::bind::BoundInner>,
-    state: StateId,
+    position: Position,
     finished: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Position {
+    Regular(StateId),
+    Structured(Box<DocumentMatcher>),
 }
 
 impl Session {
     pub(crate) fn new(bound: Arc<crate::bind::BoundInner>) -> Self {
-        let state = bound.dfa.start();
-        Session { bound, state, finished: false }
+        let position = match &bound.kind {
+            BoundKind::Regular { dfa, .. } => Position::Regular(dfa.start()),
+            BoundKind::Structured { program, .. } => Position::Structured(Box::new(program.start())),
+        };
+        Session { bound, position, finished: false }
     }
 
     /// Writes the allowed-token mask into `buffer` (at least `mask_word_count()` words; only
     /// that many are written).
     pub fn write_mask(&self, buffer: &mut [u32]) -> Result<()> {
-        let words = self.bound.rows.word_count();
+        let words = self.bound.word_count;
         mask::check_words(buffer, words)?;
         let out = &mut buffer[..words];
         if self.finished {
             out.fill(0);
-            for &eos in self.bound.vocabulary.eos_token_ids() {
-                mask::set_bit(out, eos);
-            }
-        } else {
-            out.copy_from_slice(self.bound.row(self.state));
+            self.bound.set_eos(out);
+            return Ok(());
+        }
+        match &self.position {
+            Position::Regular(state) => out.copy_from_slice(self.bound.row(*state)),
+            Position::Structured(matcher) => self.bound.structured_mask(matcher, out),
         }
         Ok(())
     }
 
     /// Writes the mask as `4 * mask_word_count()` little-endian bytes.
     pub fn write_mask_le_bytes(&self, buffer: &mut [u8]) -> Result<()> {
-        if self.finished {
-            let mut words = vec![0u32; self.bound.rows.word_count()];
-            self.write_mask(&mut words)?;
-            return mask::write_le_bytes(&words, buffer);
+        if let (false, Position::Regular(state)) = (self.finished, &self.position) {
+            return mask::write_le_bytes(self.bound.row(*state), buffer);
         }
-        mask::write_le_bytes(self.bound.row(self.state), buffer)
+        let mut words = vec![0u32; self.bound.word_count];
+        self.write_mask(&mut words)?;
+        mask::write_le_bytes(&words, buffer)
     }
 
     /// Whether `token` may be committed now (the mask bit, without writing a mask).
@@ -63,7 +74,7 @@ impl Session {
         match self.check(token)? {
             Step::Finish => self.finished = true,
             Step::Stay => {}
-            Step::Move(next) => self.state = next,
+            Step::Move(next) => self.position = next,
         }
         Ok(())
     }
@@ -89,16 +100,32 @@ impl Session {
         let Some(bytes) = vocabulary.token_bytes(token) else {
             return reject(RejectReason::NoBytes);
         };
-        match self.bound.dfa.run(self.state, bytes) {
-            DEAD => reject(RejectReason::LeavesLanguage),
-            next => Ok(Step::Move(next)),
+        match (&self.position, &self.bound.kind) {
+            (Position::Regular(state), BoundKind::Regular { dfa, .. }) => match dfa.run(*state, bytes) {
+                DEAD => reject(RejectReason::LeavesLanguage),
+                next => Ok(Step::Move(Position::Regular(next))),
+            },
+            (Position::Structured(matcher), BoundKind::Structured { program, .. }) => {
+                let mut next = matcher.clone();
+                if next.feed_all(&program.graph, bytes) {
+                    Ok(Step::Move(Position::Structured(next)))
+                } else {
+                    reject(RejectReason::LeavesLanguage)
+                }
+            }
+            _ => unreachable!("a session's position matches its bound schema"),
         }
     }
 
     /// True when the text so far is a complete accepted instance (EOS is allowed), including
     /// after EOS was committed.
     pub fn is_accepting(&self) -> bool {
-        self.finished || self.bound.dfa.is_accepting(self.state)
+        self.finished
+            || match (&self.position, &self.bound.kind) {
+                (Position::Regular(state), BoundKind::Regular { dfa, .. }) => dfa.is_accepting(*state),
+                (Position::Structured(matcher), _) => matcher.is_accepting(),
+                _ => false,
+            }
     }
 
     /// True once EOS was committed.
@@ -113,7 +140,7 @@ impl Session {
 }
 
 enum Step {
-    Move(StateId),
+    Move(Position),
     Stay,
     Finish,
 }

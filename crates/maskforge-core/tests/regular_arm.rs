@@ -90,14 +90,25 @@ fn combinators_use_automaton_products() {
 }
 
 #[test]
-fn what_is_not_regular_is_diagnosed() {
-    assert_eq!(code(r#"{"type": "object"}"#), DiagnosticCode::RequiresStructuredBackend);
-    assert_eq!(code(r#"{"type": "integer"}"#), DiagnosticCode::RequiresStructuredBackend);
-    assert_eq!(code(r#"true"#), DiagnosticCode::RequiresStructuredBackend);
-    assert_eq!(code(r#"{"type": "string", "pattern": "a"}"#), DiagnosticCode::UnsupportedKeyword);
+fn what_is_not_regular_goes_to_the_structured_arm() {
+    for schema in [
+        r#"{"type": "object"}"#,
+        r#"{"type": "integer"}"#,
+        "true",
+        r##"{"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}"##,
+    ] {
+        let program = compile(schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+        assert_eq!(program.executable().backend_name(), "structured", "{schema}");
+    }
+    assert_eq!(compile(r#"{"type": "string"}"#).unwrap().executable().backend_name(), "regular");
+}
+
+#[test]
+fn unsupported_and_malformed_schemas_are_diagnosed() {
+    assert_eq!(code(r#"{"type": "string", "pattern": "(a)\\1"}"#), DiagnosticCode::UnsupportedPattern);
+    assert_eq!(code(r#"{"type": "string", "pattern": "(a"}"#), DiagnosticCode::UnsupportedPattern);
     assert_eq!(code(r##"{"$ref": "#/$defs/missing"}"##), DiagnosticCode::UnresolvedReference);
     assert_eq!(code(r#"{"$ref": "http://example.com/other.json"}"#), DiagnosticCode::UnresolvedReference);
-    assert_eq!(code(r##"{"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}"##), DiagnosticCode::RequiresStructuredBackend);
     assert_eq!(code(r#"false"#), DiagnosticCode::UnsatisfiableSchema);
     assert_eq!(code(r#"{"type": "string", "enum": [1]}"#), DiagnosticCode::UnsatisfiableSchema);
     assert_eq!(code(r#"{"type": 3}"#), DiagnosticCode::InvalidKeywordValue);
@@ -109,16 +120,38 @@ fn what_is_not_regular_is_diagnosed() {
 
 #[test]
 fn diagnostics_carry_keyword_and_pointer() {
-    let Err(Error::Schema(d)) = compile(r#"{"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}, "additionalProperties": false}"#) else {
+    let Err(Error::Schema(d)) = compile(r#"{"type": "object", "properties": {"a": {"type": "string", "pattern": "(?<=x)"}}, "additionalProperties": false}"#) else {
         panic!("expected a diagnostic");
     };
-    assert_eq!(d.code, DiagnosticCode::UnsupportedKeyword);
+    assert_eq!(d.code, DiagnosticCode::UnsupportedPattern);
     assert_eq!(d.keyword.as_deref(), Some("pattern"));
     assert_eq!(d.pointer, "/properties/a/pattern");
-    assert!(d.to_string().starts_with("MF-E003 at /properties/a/pattern (pattern)"), "{d}");
+    assert!(d.to_string().starts_with("MF-E008 at /properties/a/pattern (pattern)"), "{d}");
 }
 
 #[test]
 fn unknown_keywords_are_annotations() {
     check(r#"{"type": "null", "x-vendor": {"type": "string"}, "markdownDescription": "hi"}"#, &["null"], &[r#""a""#]);
+}
+
+#[test]
+fn patterns_apply_to_the_decoded_string() {
+    check(
+        r#"{"type": "string", "pattern": "^a+$"}"#,
+        &[r#""aa""#, r#""\u0061a""#],
+        &[r#""ab""#, r#""""#, r#""a\n""#],
+    );
+    // Unanchored: a match anywhere will do.
+    check(r#"{"type": "string", "pattern": "\\d"}"#, &[r#""x1y""#, r#""\u0031""#], &[r#""xy""#, r#""١""#]);
+}
+
+#[test]
+fn formats_are_exact_languages_when_asserted() {
+    check(r#"{"type": "string", "format": "date"}"#, &[r#""2024-02-29""#], &[r#""2023-02-29""#, r#""2024-2-29""#]);
+    let annotation = Compiler::new(maskforge_core::CompilerOptions::default().with_format_assertion(false))
+        .compile_json_schema(r#"{"type": "string", "format": "date"}"#)
+        .unwrap();
+    assert!(annotation.executable().accepts(br#""not a date""#));
+    // Unknown formats are annotations.
+    check(r#"{"type": "string", "format": "x-custom"}"#, &[r#""anything""#], &["1"]);
 }

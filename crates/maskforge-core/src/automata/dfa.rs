@@ -283,8 +283,6 @@ impl ByteDfa {
 }
 
 enum ColumnMap {
-    /// One column per byte value.
-    Bytes,
     /// Byte -> column.
     Classes(Box<[u8; 256]>),
 }
@@ -333,10 +331,8 @@ fn merge_equal_columns(raw: RawDfa) -> RawDfa {
     }
     let mut classes = [0u8; 256];
     for (b, class) in classes.iter_mut().enumerate() {
-        let column = match &raw.column_of {
-            ColumnMap::Bytes => b,
-            ColumnMap::Classes(map) => map[b] as usize,
-        };
+        let ColumnMap::Classes(map) = &raw.column_of;
+        let column = map[b] as usize;
         *class = remap[column] as u8;
     }
     RawDfa {
@@ -462,10 +458,8 @@ fn minimize(raw: RawDfa, zero_is_dead: bool) -> ByteDfa {
     }
     let states = order.len() + 1;
     // Byte classes of the minimal table: bytes whose columns agree in every state.
-    let byte_column = |b: usize| match &raw.column_of {
-        ColumnMap::Bytes => b,
-        ColumnMap::Classes(map) => map[b] as usize,
-    };
+    let ColumnMap::Classes(column_of) = &raw.column_of;
+    let byte_column = |b: usize| column_of[b] as usize;
     let target = |s: usize, b: usize| {
         let t = succ(s, byte_column(b));
         if live[t] {

@@ -4,7 +4,10 @@
 //! regex-automata does not offer and the schema combinators (`allOf`, `oneOf`, `not`) need.
 
 mod dfa;
+pub mod ecma;
+pub mod formats;
 pub mod json;
+pub mod json_escapes;
 mod re;
 
 pub use dfa::{ByteDfa, StateId, DEAD};

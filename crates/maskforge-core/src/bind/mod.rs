@@ -10,6 +10,7 @@ mod rows;
 use std::sync::Arc;
 
 use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::structured::{DocumentMatcher, StructuredProgram};
 use crate::compiler::TrieCache;
 use crate::error::Result;
 use crate::executable::{Backend, ExecutableSchema};
@@ -30,10 +31,17 @@ pub struct BoundSchema {
 pub(crate) struct BoundInner {
     pub(crate) executable: Arc<ExecutableSchema>,
     pub(crate) vocabulary: Arc<Vocabulary>,
-    pub(crate) dfa: Arc<ByteDfa>,
-    pub(crate) trie: Arc<TokenTrie>,
-    pub(crate) rows: RowTable,
+    pub(crate) word_count: usize,
     pub(crate) policy: BindPolicy,
+    pub(crate) kind: BoundKind,
+}
+
+#[derive(Debug)]
+pub(crate) enum BoundKind {
+    /// One precomputed row per DFA state, over the class trie.
+    Regular { dfa: Arc<ByteDfa>, trie: Arc<TokenTrie>, rows: RowTable },
+    /// Masks computed per step by walking the byte trie with the matcher.
+    Structured { program: Arc<StructuredProgram>, trie: Arc<TokenTrie> },
 }
 
 impl BoundSchema {
@@ -44,32 +52,42 @@ impl BoundSchema {
         eager_table_bytes: usize,
         tries: &TrieCache,
     ) -> Result<BoundSchema> {
-        let Backend::Regular(dfa) = executable.backend();
-        let dfa = Arc::clone(dfa);
-        let trie = tries.class_trie(vocabulary, dfa.byte_classes());
         let word_count = vocabulary.mask_word_count();
-        let policy = match policy {
-            BindPolicy::Adaptive => {
-                let table_bytes = dfa.state_count().saturating_mul(word_count * 4);
-                if table_bytes <= eager_table_bytes {
-                    BindPolicy::Eager
-                } else {
-                    BindPolicy::Lazy
-                }
+        let (kind, policy) = match executable.backend() {
+            Backend::Regular(dfa) => {
+                let dfa = Arc::clone(dfa);
+                let trie = tries.class_trie(vocabulary, dfa.byte_classes());
+                let policy = match policy {
+                    BindPolicy::Adaptive => {
+                        let table_bytes = dfa.state_count().saturating_mul(word_count * 4);
+                        if table_bytes <= eager_table_bytes {
+                            BindPolicy::Eager
+                        } else {
+                            BindPolicy::Lazy
+                        }
+                    }
+                    fixed => fixed,
+                };
+                let rows = RowTable::new(dfa.state_count());
+                (BoundKind::Regular { dfa, trie, rows }, policy)
             }
-            fixed => fixed,
+            Backend::Structured(program) => (
+                BoundKind::Structured { program: Arc::clone(program), trie: Arc::clone(vocabulary.byte_trie()) },
+                BindPolicy::Lazy,
+            ),
         };
         let inner = BoundInner {
-            rows: RowTable::new(dfa.state_count(), word_count),
             executable,
             vocabulary: Arc::clone(vocabulary.vocabulary()),
-            dfa,
-            trie,
+            word_count,
             policy,
+            kind,
         };
-        if policy == BindPolicy::Eager {
-            for state in 1..inner.dfa.state_count() as StateId {
-                inner.row(state);
+        if let BoundKind::Regular { dfa, .. } = &inner.kind {
+            if policy == BindPolicy::Eager {
+                for state in 1..dfa.state_count() as StateId {
+                    inner.row(state);
+                }
             }
         }
         Ok(BoundSchema { inner: Arc::new(inner) })
@@ -86,7 +104,7 @@ impl BoundSchema {
 
     /// `ceil(mask_vocab_size / 32)`.
     pub fn mask_word_count(&self) -> usize {
-        self.inner.rows.word_count()
+        self.inner.word_count
     }
 
     /// `4 * mask_word_count()`.
@@ -106,52 +124,87 @@ impl BoundSchema {
         &self.inner.executable
     }
 
-    /// The policy in force after `Adaptive` chose (`Eager` or `Lazy`).
+    /// The policy in force after `Adaptive` chose (`Eager` or `Lazy`; structured schemas compute
+    /// masks per step and report `Lazy`).
     pub fn effective_policy(&self) -> BindPolicy {
         self.inner.policy
     }
 
     /// Rows computed so far and distinct rows stored (after deduplication).
     pub fn row_stats(&self) -> (usize, usize) {
-        self.inner.rows.stats()
+        match &self.inner.kind {
+            BoundKind::Regular { rows, .. } => rows.stats(),
+            BoundKind::Structured { .. } => (0, 0),
+        }
     }
 
-    /// Nodes of the class trie binding walks (distinct class-sequence prefixes of the vocabulary).
+    /// Nodes of the trie masks walk (for regular schemas, distinct class-sequence prefixes).
     pub fn class_trie_nodes(&self) -> usize {
-        self.inner.trie.node_count()
+        match &self.inner.kind {
+            BoundKind::Regular { trie, .. } | BoundKind::Structured { trie, .. } => trie.node_count(),
+        }
     }
 }
 
 impl BoundInner {
-    /// The packed row of `state` (EOS bits included when the state accepts).
+    /// The packed row of a regular `state` (EOS bits included when the state accepts).
     pub(crate) fn row(&self, state: StateId) -> &[u32] {
-        self.rows.get_or_compute(state, || self.compute_row(state))
+        let BoundKind::Regular { dfa, trie, rows } = &self.kind else {
+            unreachable!("rows exist for regular schemas only")
+        };
+        rows.get_or_compute(state, || {
+            let mut row = vec![0u32; self.word_count];
+            if state == DEAD {
+                return row;
+            }
+            trie.walk(
+                state,
+                |s, class| {
+                    let next = dfa.next_class(s, class);
+                    (next != DEAD).then_some(next)
+                },
+                |_, ids| {
+                    for &id in ids {
+                        mask::set_bit(&mut row, id);
+                    }
+                },
+            );
+            if dfa.is_accepting(state) {
+                self.set_eos(&mut row);
+            }
+            row
+        })
     }
 
-    fn compute_row(&self, state: StateId) -> Vec<u32> {
-        let mut row = vec![0u32; self.rows.word_count()];
-        if state == DEAD {
-            return row;
-        }
-        let dfa = &*self.dfa;
-        self.trie.walk(
-            state,
-            |s, class| {
-                let next = dfa.next_class(s, class);
-                (next != DEAD).then_some(next)
+    /// Writes the mask of a structured position: one pruned walk of the byte trie, cloning the
+    /// matcher at each node.
+    pub(crate) fn structured_mask(&self, matcher: &DocumentMatcher, out: &mut [u32]) {
+        let BoundKind::Structured { program, trie } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        out.fill(0);
+        let graph = &program.graph;
+        trie.walk(
+            matcher.clone(),
+            |m, byte| {
+                let mut next = m;
+                next.feed(graph, byte).then_some(next)
             },
             |_, ids| {
                 for &id in ids {
-                    mask::set_bit(&mut row, id);
+                    mask::set_bit(out, id);
                 }
             },
         );
-        if dfa.is_accepting(state) {
-            for &eos in self.vocabulary.eos_token_ids() {
-                mask::set_bit(&mut row, eos);
-            }
+        if matcher.is_accepting() {
+            self.set_eos(out);
         }
-        row
+    }
+
+    pub(crate) fn set_eos(&self, row: &mut [u32]) {
+        for &eos in self.vocabulary.eos_token_ids() {
+            mask::set_bit(row, eos);
+        }
     }
 }
 

@@ -8,22 +8,16 @@ use crate::automata::StateId;
 /// One once-cell per automaton state holding a shared, deduplicated row.
 #[derive(Debug)]
 pub(crate) struct RowTable {
-    word_count: usize,
     cells: Vec<OnceLock<Arc<[u32]>>>,
     distinct: Mutex<HashSet<Arc<[u32]>>>,
 }
 
 impl RowTable {
-    pub(crate) fn new(states: usize, word_count: usize) -> Self {
+    pub(crate) fn new(states: usize) -> Self {
         RowTable {
-            word_count,
             cells: (0..states).map(|_| OnceLock::new()).collect(),
             distinct: Mutex::new(HashSet::new()),
         }
-    }
-
-    pub(crate) fn word_count(&self) -> usize {
-        self.word_count
     }
 
     pub(crate) fn get_or_compute(&self, state: StateId, compute: impl FnOnce() -> Vec<u32>) -> &[u32] {

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::lang::{self, JsonType, Op, Products, TypeLang, Typed};
-use super::refs;
+use crate::schema::refs;
 use crate::automata::{json, AnyOrderMembers, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::options::{CompilerOptions, Draft};
 use crate::schema::keywords::is_known_keyword;
+use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
 
 /// Closed objects track the set of members seen, `2^members` states: above this count the
@@ -236,50 +237,18 @@ impl<'a> Lowering<'a> {
     }
 
     fn narrow_strings(&mut self, map: &Map<String, Value>, pointer: &str, typed: &mut Typed) -> Lowered<()> {
-        let min = self.count(map, pointer, "minLength")?;
-        let max = self.count(map, pointer, "maxLength")?;
+        check_string_keywords(map, pointer, self.draft)?;
         if !typed.admits(JsonType::String) {
             return Ok(());
         }
-        let mut narrowed = TypeLang::Any;
-        if min.is_some() || max.is_some() {
-            let min = min.unwrap_or(0);
-            narrowed = if max.is_some_and(|max| max < min) {
-                TypeLang::Excluded
-            } else if min > MAX_UNROLLED_COUNT || max.is_some_and(|m| m > MAX_UNROLLED_COUNT) {
-                TypeLang::Unsupported(structured(
-                    pointer,
-                    if max.is_some_and(|m| m > MAX_UNROLLED_COUNT) { "maxLength" } else { "minLength" },
-                    format!("string lengths above {MAX_UNROLLED_COUNT} need the structured backend"),
-                ))
-            } else {
-                TypeLang::Lang(json::string_with_length(min as u32, max.map(|m| m as u32)))
-            };
-        }
-        if let Some(pattern) = map.get("pattern") {
-            if !pattern.is_string() {
-                return Err(invalid(pointer, "pattern", "pattern must be a string"));
-            }
-            narrowed = TypeLang::Unsupported(diag(
-                DiagnosticCode::UnsupportedKeyword,
-                &pointer_push(pointer, "pattern"),
-                "pattern",
-                "pattern is not supported yet",
-            ));
-        }
-        if let Some(format) = map.get("format") {
-            if !format.is_string() {
-                return Err(invalid(pointer, "format", "format must be a string"));
-            }
-            if self.options.format_assertion {
-                narrowed = TypeLang::Unsupported(diag(
-                    DiagnosticCode::UnsupportedKeyword,
-                    &pointer_push(pointer, "format"),
-                    "format",
-                    "format assertion is not supported yet (set format_assertion to false to treat format as an annotation)",
-                ));
-            }
-        }
+        let narrowed = match string_language(map, pointer, self.draft, self.options) {
+            Ok(StringLanguage::Any) => TypeLang::Any,
+            Ok(StringLanguage::Texts(dfa)) if dfa.is_empty_language() => TypeLang::Excluded,
+            Ok(StringLanguage::Texts(dfa)) => TypeLang::Lang(Re::Dfa(dfa)),
+            Err(d) if d.code == DiagnosticCode::InvalidKeywordValue => return Err(d),
+            // Only an error if strings survive into the final language.
+            Err(d) => TypeLang::Unsupported(d),
+        };
         let slot = lang::intersect(self, typed.slot(JsonType::String), &narrowed)?;
         typed.set(JsonType::String, slot);
         Ok(())

@@ -9,7 +9,7 @@
 
 mod lang;
 mod lower;
-mod refs;
+
 
 use crate::automata::{json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode, Result};

@@ -1,6 +1,8 @@
 //! Schema documents: parsing, draft detection, limits on the input, canonical identity.
 
 pub mod keywords;
+pub(crate) mod refs;
+pub(crate) mod strings;
 
 use serde_json::Value;
 

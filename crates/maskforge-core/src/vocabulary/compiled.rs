@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 #[derive(Debug)]
 pub struct CompiledVocabulary {
     vocabulary: Arc<Vocabulary>,
-    byte_trie: TokenTrie,
+    byte_trie: Arc<TokenTrie>,
     /// Distinguishes vocabularies in caches without hashing their contents.
     uid: u64,
 }
@@ -22,7 +22,7 @@ impl TryFrom<Arc<Vocabulary>> for CompiledVocabulary {
         if vocabulary.tokens_with_bytes().next().is_none() {
             return Err(Error::Vocabulary("the vocabulary has no token with bytes".into()));
         }
-        let byte_trie = TokenTrie::build(vocabulary.tokens_with_bytes().map(|(id, b)| (b.to_vec(), id)));
+        let byte_trie = Arc::new(TokenTrie::build(vocabulary.tokens_with_bytes().map(|(id, b)| (b.to_vec(), id))));
         static NEXT_UID: AtomicU64 = AtomicU64::new(1);
         Ok(CompiledVocabulary { vocabulary, byte_trie, uid: NEXT_UID.fetch_add(1, Ordering::Relaxed) })
     }
@@ -42,7 +42,7 @@ impl CompiledVocabulary {
     }
 
     /// The trie of every token with bytes, over raw bytes.
-    pub fn byte_trie(&self) -> &TokenTrie {
+    pub fn byte_trie(&self) -> &Arc<TokenTrie> {
         &self.byte_trie
     }
 
@@ -165,11 +165,11 @@ impl TokenTrie {
     /// Walks every sequence from `start`. `step(state, symbol)` returns the next state or `None`
     /// when the symbol is dead there (the whole subtree is skipped). `emit(state, ids)` is called
     /// with the state reached at the end of each sequence that stays alive, and its token ids.
-    pub fn walk<S: Copy>(
+    pub fn walk<S: Clone>(
         &self,
         start: S,
         mut step: impl FnMut(S, u8) -> Option<S>,
-        mut emit: impl FnMut(S, &[TokenId]),
+        mut emit: impl FnMut(&S, &[TokenId]),
     ) {
         let mut states: Vec<S> = Vec::with_capacity(self.max_depth + 1);
         states.push(start);
@@ -178,13 +178,13 @@ impl TokenTrie {
         while i < n {
             let depth = self.depths[i] as usize;
             states.truncate(depth);
-            match step(states[depth - 1], self.symbols[i]) {
+            match step(states[depth - 1].clone(), self.symbols[i]) {
                 Some(next) => {
-                    states.push(next);
                     let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[i + 1] as usize);
                     if lo < hi {
-                        emit(next, &self.token_ids[lo..hi]);
+                        emit(&next, &self.token_ids[lo..hi]);
                     }
+                    states.push(next);
                     i += 1;
                 }
                 None => i = self.subtree_ends[i] as usize,

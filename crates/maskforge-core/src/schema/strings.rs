@@ -1,0 +1,112 @@
+//! The string keywords (`minLength`, `maxLength`, `pattern`, `format`) as one language of JSON
+//! string texts, shared by both arms.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::automata::{ecma, formats, json, json_escapes, ByteDfa};
+use crate::error::{Diagnostic, DiagnosticCode};
+use crate::options::{CompilerOptions, Draft};
+use crate::schema::pointer_push;
+
+/// Largest length bound unrolled into a string automaton.
+pub(crate) const MAX_LENGTH_BOUND: u64 = 256;
+
+/// What the string keywords of one schema object admit.
+#[derive(Debug, Clone)]
+pub(crate) enum StringLanguage {
+    /// No string keyword: every string.
+    Any,
+    /// The JSON texts (quotes included, every spelling) of the admitted strings.
+    Texts(Arc<ByteDfa>),
+}
+
+/// Reads a non-negative integer keyword (draft 6+ accepts integral decimals such as `2.0`).
+pub(crate) fn count_keyword(map: &Map<String, Value>, pointer: &str, keyword: &str, draft: Draft) -> Result<Option<u64>, Diagnostic> {
+    let Some(value) = map.get(keyword) else { return Ok(None) };
+    let number = value.as_u64().or_else(|| {
+        value.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && draft >= Draft::Draft6).map(|f| f.min(u64::MAX as f64) as u64)
+    });
+    number.map(Some).ok_or_else(|| {
+        Diagnostic::new(DiagnosticCode::InvalidKeywordValue, pointer_push(pointer, keyword), format!("{keyword} must be a non-negative integer"))
+            .with_keyword(keyword)
+    })
+}
+
+fn keyword_diag(code: DiagnosticCode, pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(code, pointer_push(pointer, keyword), message).with_keyword(keyword)
+}
+
+/// Validates the keywords' shapes (always, so malformed schemas are diagnosed whatever the types).
+pub(crate) fn check_string_keywords(map: &Map<String, Value>, pointer: &str, draft: Draft) -> Result<(), Diagnostic> {
+    count_keyword(map, pointer, "minLength", draft)?;
+    count_keyword(map, pointer, "maxLength", draft)?;
+    for keyword in ["pattern", "format"] {
+        if map.get(keyword).is_some_and(|v| !v.is_string()) {
+            return Err(keyword_diag(DiagnosticCode::InvalidKeywordValue, pointer, keyword, format!("{keyword} must be a string")));
+        }
+    }
+    Ok(())
+}
+
+/// The language of the string keywords, or the diagnostic saying why it cannot be built.
+pub(crate) fn string_language(
+    map: &Map<String, Value>,
+    pointer: &str,
+    draft: Draft,
+    options: &CompilerOptions,
+) -> Result<StringLanguage, Diagnostic> {
+    check_string_keywords(map, pointer, draft)?;
+    let max_states = options.limits.max_dfa_states;
+    let limit = |keyword: &'static str| {
+        move |_| keyword_diag(DiagnosticCode::ResourceLimit, pointer, keyword, format!("the {keyword} automaton exceeds {max_states} states"))
+    };
+    let mut parts: Vec<ByteDfa> = Vec::new();
+    let min = count_keyword(map, pointer, "minLength", draft)?;
+    let max = count_keyword(map, pointer, "maxLength", draft)?;
+    if min.is_some() || max.is_some() {
+        let min = min.unwrap_or(0);
+        if max.is_some_and(|m| m < min) {
+            return Ok(StringLanguage::Texts(Arc::new(ByteDfa::empty())));
+        }
+        for (keyword, bound) in [("minLength", Some(min)), ("maxLength", max)] {
+            if bound.is_some_and(|b| b > MAX_LENGTH_BOUND) {
+                return Err(keyword_diag(
+                    DiagnosticCode::ResourceLimit,
+                    pointer,
+                    keyword,
+                    format!("string length bounds above {MAX_LENGTH_BOUND} are not supported yet"),
+                ));
+            }
+        }
+        let re = json::string_with_length(min as u32, max.map(|m| m as u32));
+        parts.push(re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
+            keyword_diag(DiagnosticCode::ResourceLimit, pointer, "maxLength", format!("the length automaton exceeds {max_states} states"))
+        })?);
+    }
+    if let Some(Value::String(pattern)) = map.get("pattern") {
+        let decoded = ecma::pattern_language(pattern, max_states)
+            .map_err(|e| keyword_diag(DiagnosticCode::UnsupportedPattern, pointer, "pattern", e.message))?;
+        parts.push(json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(limit("pattern"))?);
+    }
+    if let Some(Value::String(name)) = map.get("format") {
+        if options.format_assertion {
+            // Unknown formats are annotations, as the specification says.
+            if let Some(decoded) = formats::format_language(name, max_states) {
+                let decoded = decoded.map_err(|e| {
+                    keyword_diag(DiagnosticCode::ResourceLimit, pointer, "format", format!("the {} automaton is too large: {:?}", e.format, e.limit))
+                })?;
+                parts.push(json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(limit("format"))?);
+            }
+        }
+    }
+    let mut parts = parts.into_iter();
+    let Some(mut language) = parts.next() else { return Ok(StringLanguage::Any) };
+    for part in parts {
+        language = language.intersect(&part, max_states).map_err(|e| {
+            Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, format!("the string automaton exceeds {} states", e.limit))
+        })?;
+    }
+    Ok(StringLanguage::Texts(Arc::new(language)))
+}

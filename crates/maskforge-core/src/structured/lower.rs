@@ -1,0 +1,396 @@
+//! Lowering of a schema document into the structured arm's graph.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::graph::{ArrayShape, Graph, Node, NodeId, ObjectShape, ANY, NEVER};
+use crate::automata::{json, ByteDfa, Re};
+use crate::error::{Diagnostic, DiagnosticCode};
+use crate::numbers::{Decimal, NumberConstraints};
+use crate::options::{CompilerOptions, Draft};
+use crate::schema::refs;
+use crate::schema::keywords::is_known_keyword;
+use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
+use crate::schema::{pointer_push, SchemaDocument};
+
+type Lowered<T> = Result<T, Diagnostic>;
+
+fn diag(code: DiagnosticCode, pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(code, pointer, message).with_keyword(keyword)
+}
+
+fn invalid(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
+    diag(DiagnosticCode::InvalidKeywordValue, &pointer_push(pointer, keyword), keyword, message)
+}
+
+fn unsupported(pointer: &str, keyword: &str) -> Diagnostic {
+    diag(DiagnosticCode::UnsupportedKeyword, &pointer_push(pointer, keyword), keyword, format!("{keyword} is not supported yet"))
+}
+
+pub(crate) struct Lowering<'a> {
+    root: &'a Value,
+    draft: Draft,
+    options: &'a CompilerOptions,
+    pub(crate) graph: Graph,
+    /// Node of each schema location lowered so far (reserved before its content, for recursion).
+    nodes: HashMap<String, NodeId>,
+}
+
+/// The JSON types a `type` keyword admits.
+#[derive(Debug, Clone, Copy)]
+struct Types {
+    null: bool,
+    boolean: bool,
+    number: bool,
+    integer: bool,
+    string: bool,
+    array: bool,
+    object: bool,
+}
+
+impl Types {
+    const ALL: Types = Types { null: true, boolean: true, number: true, integer: false, string: true, array: true, object: true };
+}
+
+impl<'a> Lowering<'a> {
+    pub(crate) fn new(document: &'a SchemaDocument, options: &'a CompilerOptions) -> Self {
+        let limits = &options.limits;
+        Lowering {
+            root: document.root(),
+            draft: document.draft(),
+            options,
+            graph: Graph::new(limits.max_dfa_states.max(100_000), limits.max_dfa_states),
+            nodes: HashMap::new(),
+        }
+    }
+
+    pub(crate) fn schema(&mut self, schema: &Value, pointer: &str) -> Lowered<NodeId> {
+        if let Some(&id) = self.nodes.get(pointer) {
+            return Ok(id);
+        }
+        match schema {
+            Value::Bool(true) => Ok(ANY),
+            Value::Bool(false) => Ok(NEVER),
+            Value::Object(map) => {
+                let id = self.graph.reserve();
+                self.nodes.insert(pointer.to_string(), id);
+                let operands = self.object_schema(map, pointer)?;
+                self.graph.set_all(id, operands);
+                Ok(id)
+            }
+            _ => Err(Diagnostic::new(DiagnosticCode::InvalidKeywordValue, pointer, "a schema must be an object or a boolean")),
+        }
+    }
+
+    fn subschema(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<NodeId>> {
+        match map.get(keyword) {
+            None => Ok(None),
+            Some(value) => self.schema(value, &pointer_push(pointer, keyword)).map(Some),
+        }
+    }
+
+    fn subschema_list(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Vec<NodeId>>> {
+        let Some(value) = map.get(keyword) else { return Ok(None) };
+        let Value::Array(items) = value else {
+            return Err(invalid(pointer, keyword, format!("{keyword} must be an array of schemas")));
+        };
+        if items.is_empty() {
+            return Err(invalid(pointer, keyword, format!("{keyword} must not be empty")));
+        }
+        let base = pointer_push(pointer, keyword);
+        items.iter().enumerate().map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string()))).collect::<Lowered<_>>().map(Some)
+    }
+
+    /// The conjunction of node ids a schema object stands for.
+    fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
+        for keyword in map.keys() {
+            let blocked = matches!(
+                keyword.as_str(),
+                "not" | "oneOf" | "if" | "propertyNames" | "dependencies" | "dependentRequired" | "dependentSchemas"
+                    | "unevaluatedProperties" | "unevaluatedItems" | "contains" | "$dynamicRef" | "$recursiveRef"
+            );
+            if blocked && is_known_keyword(keyword, self.draft) {
+                return Err(unsupported(pointer, keyword));
+            }
+        }
+        if map.contains_key("$ref") && self.draft < Draft::Draft201909 {
+            return Ok(vec![self.reference(map, pointer)?]);
+        }
+        let types = self.types(map, pointer)?;
+        let mut node = Node::default();
+        node.null = types.null;
+        node.true_ = types.boolean;
+        node.false_ = types.boolean;
+        if types.number || types.integer {
+            if let Some(constraints) = self.numbers(map, pointer, types)? {
+                node.numbers.push(Arc::new(constraints));
+            }
+        } else {
+            self.numbers(map, pointer, types)?;
+        }
+        node.strings = self.strings(map, pointer, types.string)?;
+        if let Some(shape) = self.array(map, pointer, types.array)? {
+            node.arrays.push(shape);
+        }
+        if let Some(shape) = self.object(map, pointer, types.object)? {
+            node.objects.push(shape);
+        }
+        let mut operands = vec![self.graph.add(node)];
+        if let Some(values) = map.get("enum") {
+            let Value::Array(values) = values else { return Err(invalid(pointer, "enum", "enum must be an array")) };
+            let ids: Vec<NodeId> = values.iter().map(|v| self.value_node(v)).collect::<Lowered<_>>()?;
+            operands.push(self.graph.any(ids));
+        }
+        if let Some(value) = map.get("const") {
+            if self.draft >= Draft::Draft6 {
+                operands.push(self.value_node(value)?);
+            }
+        }
+        if map.contains_key("$ref") {
+            operands.push(self.reference(map, pointer)?);
+        }
+        if let Some(branches) = self.subschema_list(map, pointer, "allOf")? {
+            operands.extend(branches);
+        }
+        if let Some(branches) = self.subschema_list(map, pointer, "anyOf")? {
+            operands.push(self.graph.any(branches));
+        }
+        Ok(operands)
+    }
+
+    fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<NodeId> {
+        let at = pointer_push(pointer, "$ref");
+        let Some(Value::String(reference)) = map.get("$ref") else {
+            return Err(invalid(pointer, "$ref", "$ref must be a string"));
+        };
+        if refs::inside_embedded_resource(self.root, pointer, self.draft) {
+            return Err(diag(DiagnosticCode::UnsupportedKeyword, &at, "$ref", "references inside a subschema with its own $id are not supported yet"));
+        }
+        let Some(target) = refs::resolve(self.root, reference, self.draft) else {
+            return Err(diag(
+                DiagnosticCode::UnresolvedReference,
+                &at,
+                "$ref",
+                format!("cannot resolve {reference:?}: no such location in this document, and external references need a registry"),
+            ));
+        };
+        let target_pointer = target.pointer.clone();
+        self.schema(target.schema, &target_pointer)
+    }
+
+    fn types(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<Types> {
+        let Some(value) = map.get("type") else { return Ok(Types::ALL) };
+        let bad = || invalid(pointer, "type", "type must be a string or an array of strings");
+        let names: Vec<&str> = match value {
+            Value::String(name) => vec![name.as_str()],
+            Value::Array(items) => items.iter().map(|v| v.as_str().ok_or_else(bad)).collect::<Lowered<_>>()?,
+            _ => return Err(bad()),
+        };
+        let mut types = Types { null: false, boolean: false, number: false, integer: false, string: false, array: false, object: false };
+        for name in names {
+            match name {
+                "null" => types.null = true,
+                "boolean" => types.boolean = true,
+                "number" => types.number = true,
+                "integer" => types.integer = true,
+                "string" => types.string = true,
+                "array" => types.array = true,
+                "object" => types.object = true,
+                other => return Err(invalid(pointer, "type", format!("unknown type {other:?}"))),
+            }
+        }
+        Ok(types)
+    }
+
+    fn count(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<u64>> {
+        let Some(value) = map.get(keyword) else { return Ok(None) };
+        let number = value.as_u64().or_else(|| {
+            value.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && self.draft >= Draft::Draft6).map(|f| f.min(u64::MAX as f64) as u64)
+        });
+        number.map(Some).ok_or_else(|| invalid(pointer, keyword, format!("{keyword} must be a non-negative integer")))
+    }
+
+    fn decimal(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Decimal>> {
+        match map.get(keyword) {
+            None => Ok(None),
+            Some(Value::Number(n)) => Decimal::parse(&n.to_string()).map(Some).ok_or_else(|| invalid(pointer, keyword, "not a number")),
+            Some(_) => Err(invalid(pointer, keyword, format!("{keyword} must be a number"))),
+        }
+    }
+
+    /// Numeric constraints, or `None` when no number satisfies them.
+    fn numbers(&self, map: &Map<String, Value>, pointer: &str, types: Types) -> Lowered<Option<NumberConstraints>> {
+        let mut c = NumberConstraints::default();
+        if types.integer && !types.number {
+            if self.draft == Draft::Draft4 {
+                c.integer_syntax_only = true;
+            } else {
+                c.integer = true;
+            }
+        }
+        c.minimum = self.decimal(map, pointer, "minimum")?.map(|d| (d, false));
+        c.maximum = self.decimal(map, pointer, "maximum")?.map(|d| (d, false));
+        if self.draft == Draft::Draft4 {
+            for (keyword, bound) in [("exclusiveMinimum", &mut c.minimum), ("exclusiveMaximum", &mut c.maximum)] {
+                match map.get(keyword) {
+                    None => {}
+                    Some(Value::Bool(exclusive)) => {
+                        if let Some(b) = bound.as_mut() {
+                            b.1 = *exclusive;
+                        }
+                    }
+                    Some(_) => return Err(invalid(pointer, keyword, format!("{keyword} must be a boolean in draft 4"))),
+                }
+            }
+        } else {
+            if let Some(d) = self.decimal(map, pointer, "exclusiveMinimum")? {
+                c.minimum = Some(stricter_minimum(c.minimum.take(), (d, true)));
+            }
+            if let Some(d) = self.decimal(map, pointer, "exclusiveMaximum")? {
+                c.maximum = Some(stricter_maximum(c.maximum.take(), (d, true)));
+            }
+        }
+        if let Some(m) = self.decimal(map, pointer, "multipleOf")? {
+            if m <= Decimal::parse("0").expect("zero parses") {
+                return Err(invalid(pointer, "multipleOf", "multipleOf must be greater than 0"));
+            }
+            c.multiple_of.push(m);
+        }
+        Ok(c.is_satisfiable().then_some(c))
+    }
+
+    fn strings(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<Arc<ByteDfa>>> {
+        check_string_keywords(map, pointer, self.draft)?;
+        if !admitted {
+            return Ok(None);
+        }
+        Ok(match string_language(map, pointer, self.draft, self.options)? {
+            StringLanguage::Any => Some(Arc::clone(&self.graph.any_string)),
+            StringLanguage::Texts(dfa) if dfa.is_empty_language() => None,
+            StringLanguage::Texts(dfa) => Some(dfa),
+        })
+    }
+
+    fn dfa(&self, re: &Re, pointer: &str) -> Lowered<Arc<ByteDfa>> {
+        let limits = &self.options.limits;
+        re.compile(limits.max_dfa_states, limits.max_nfa_states)
+            .map(Arc::new)
+            .map_err(|_| Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, "a string language exceeds the automaton limits"))
+    }
+
+    fn array(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ArrayShape>> {
+        let min = self.count(map, pointer, "minItems")?.unwrap_or(0);
+        let max = self.count(map, pointer, "maxItems")?;
+        let unique = match map.get("uniqueItems") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(invalid(pointer, "uniqueItems", "uniqueItems must be a boolean")),
+        };
+        let (prefix_keyword, rest_keyword) = if self.draft >= Draft::Draft202012 {
+            ("prefixItems", "items")
+        } else if matches!(map.get("items"), Some(Value::Array(_))) {
+            ("items", "additionalItems")
+        } else {
+            ("", "items")
+        };
+        let prefix: Vec<NodeId> = match map.get(prefix_keyword) {
+            Some(Value::Array(items)) if !prefix_keyword.is_empty() => {
+                let base = pointer_push(pointer, prefix_keyword);
+                items.iter().enumerate().map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string()))).collect::<Lowered<_>>()?
+            }
+            Some(_) if !prefix_keyword.is_empty() => {
+                return Err(invalid(pointer, prefix_keyword, format!("{prefix_keyword} must be an array of schemas")))
+            }
+            _ => Vec::new(),
+        };
+        let rest = self.subschema(map, pointer, rest_keyword)?.unwrap_or(ANY);
+        if !admitted {
+            return Ok(None);
+        }
+        if unique && max.is_none_or(|m| m > 1) {
+            return Err(unsupported(pointer, "uniqueItems"));
+        }
+        Ok(Some(ArrayShape { prefix, rest, min, max }))
+    }
+
+    fn object(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ObjectShape>> {
+        let min = self.count(map, pointer, "minProperties")?.unwrap_or(0);
+        let max = self.count(map, pointer, "maxProperties")?;
+        let required: BTreeSet<String> = match map.get("required") {
+            None => BTreeSet::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).ok_or_else(|| invalid(pointer, "required", "required must be an array of strings")))
+                .collect::<Lowered<_>>()?,
+            Some(_) => return Err(invalid(pointer, "required", "required must be an array of strings")),
+        };
+        let mut properties = BTreeMap::new();
+        match map.get("properties") {
+            None => {}
+            Some(Value::Object(p)) => {
+                let base = pointer_push(pointer, "properties");
+                for (name, schema) in p {
+                    properties.insert(name.clone(), self.schema(schema, &pointer_push(&base, name))?);
+                }
+            }
+            Some(_) => return Err(invalid(pointer, "properties", "properties must be an object")),
+        }
+        match map.get("patternProperties") {
+            None => {}
+            Some(Value::Object(p)) if p.is_empty() => {}
+            Some(Value::Object(_)) => return Err(unsupported(pointer, "patternProperties")),
+            Some(_) => return Err(invalid(pointer, "patternProperties", "patternProperties must be an object")),
+        }
+        let other = self.subschema(map, pointer, "additionalProperties")?.unwrap_or(ANY);
+        if !admitted {
+            return Ok(None);
+        }
+        Ok(Some(ObjectShape { properties, other, required, min, max }))
+    }
+
+    /// The node admitting exactly `value` (equality by JSON value).
+    fn value_node(&mut self, value: &Value) -> Lowered<NodeId> {
+        let mut node = Node::default();
+        match value {
+            Value::Null => node.null = true,
+            Value::Bool(true) => node.true_ = true,
+            Value::Bool(false) => node.false_ = true,
+            Value::Number(n) => {
+                let d = Decimal::parse(&n.to_string()).ok_or_else(|| Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "", "bad number"))?;
+                node.numbers.push(Arc::new(NumberConstraints { values: Some(vec![d]), ..NumberConstraints::default() }));
+            }
+            Value::String(s) => node.strings = Some(self.dfa(&json::string_literal(s), "")?),
+            Value::Array(items) => {
+                let prefix = items.iter().map(|v| self.value_node(v)).collect::<Lowered<Vec<_>>>()?;
+                let len = prefix.len() as u64;
+                node.arrays.push(ArrayShape { prefix, rest: NEVER, min: len, max: Some(len) });
+            }
+            Value::Object(map) => {
+                let mut properties = BTreeMap::new();
+                for (k, v) in map {
+                    properties.insert(k.clone(), self.value_node(v)?);
+                }
+                let len = properties.len() as u64;
+                let required = properties.keys().cloned().collect();
+                node.objects.push(ObjectShape { properties, other: NEVER, required, min: len, max: Some(len) });
+            }
+        }
+        Ok(self.graph.add(node))
+    }
+}
+
+fn stricter_minimum(current: Option<(Decimal, bool)>, candidate: (Decimal, bool)) -> (Decimal, bool) {
+    match current {
+        Some(c) if c.0 > candidate.0 || (c.0 == candidate.0 && c.1) => c,
+        _ => candidate,
+    }
+}
+
+fn stricter_maximum(current: Option<(Decimal, bool)>, candidate: (Decimal, bool)) -> (Decimal, bool) {
+    match current {
+        Some(c) if c.0 < candidate.0 || (c.0 == candidate.0 && c.1) => c,
+        _ => candidate,
+    }
+}

@@ -1,0 +1,457 @@
+//! The structured matcher: a byte-at-a-time recogniser over the schema graph. Its state is the
+//! path of open JSON values; each open object or array tracks every shape (from `anyOf`) that
+//! can still match, each with its own child. Every state it reaches can still be completed.
+
+use std::sync::Arc;
+
+use super::graph::{addable_optional_keys, reachable_items, ArrayShape, Graph, NodeId, ObjectShape};
+use super::strings::{DecodeStep, StringDecoder};
+use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::numbers::NumberMatcher;
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The outcome of feeding one byte to a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Consumed,
+    Rejected,
+    /// The value was already complete; the byte belongs to the enclosing context.
+    NotMine,
+}
+
+/// One JSON value being read.
+#[derive(Debug, Clone)]
+enum Value {
+    /// Before its first byte.
+    Start(NodeId),
+    /// Strings and literals: a DFA over the whole text.
+    Leaf { dfa: Arc<ByteDfa>, state: StateId },
+    /// One matcher per constraint set still alive (a disjunction).
+    Number(Vec<NumberMatcher>),
+    Object(Box<ObjectValue>),
+    Array(Box<ArrayValue>),
+}
+
+impl Value {
+    fn is_complete(&self) -> bool {
+        match self {
+            Value::Start(_) => false,
+            Value::Leaf { dfa, state } => dfa.is_accepting(*state),
+            Value::Number(matchers) => matchers.iter().any(NumberMatcher::is_accepting),
+            Value::Object(o) => o.phase == ObjectPhase::Closed,
+            Value::Array(a) => a.phase == ArrayPhase::Closed,
+        }
+    }
+
+    fn start(graph: &Graph, node: NodeId, b: u8) -> Option<Value> {
+        let n = graph.node(node);
+        let leaf = |dfa: &Arc<ByteDfa>| {
+            let state = dfa.next(dfa.start(), b);
+            (state != DEAD).then(|| Value::Leaf { dfa: Arc::clone(dfa), state })
+        };
+        match b {
+            b'n' if n.null => leaf(&graph.literal_null),
+            b't' if n.true_ => leaf(&graph.literal_true),
+            b'f' if n.false_ => leaf(&graph.literal_false),
+            b'"' => n.strings.as_ref().and_then(leaf),
+            b'-' | b'0'..=b'9' => {
+                let alive: Vec<NumberMatcher> = n
+                    .numbers
+                    .iter()
+                    .filter_map(|c| {
+                        let mut m = NumberMatcher::new(Arc::clone(c));
+                        m.feed(b).then_some(m)
+                    })
+                    .collect();
+                (!alive.is_empty()).then_some(Value::Number(alive))
+            }
+            b'{' => {
+                let shapes: Vec<ObjectTrack> = n
+                    .objects
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| object_live(graph, s, &[], 0))
+                    .map(|(i, _)| ObjectTrack { node, shape: i as u32, seen: Arc::new(Vec::new()), child: None })
+                    .collect();
+                (!shapes.is_empty()).then(|| {
+                    Value::Object(Box::new(ObjectValue { phase: ObjectPhase::AfterOpen, key: StringDecoder::default(), tracks: shapes }))
+                })
+            }
+            b'[' => {
+                let shapes: Vec<ArrayTrack> = n
+                    .arrays
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| array_live(graph, s, 0))
+                    .map(|(i, _)| ArrayTrack { node, shape: i as u32, count: 0, child: None })
+                    .collect();
+                (!shapes.is_empty()).then(|| Value::Array(Box::new(ArrayValue { phase: ArrayPhase::AfterOpen, tracks: shapes })))
+            }
+            _ => None,
+        }
+    }
+
+    fn feed(&mut self, graph: &Graph, b: u8) -> Step {
+        match self {
+            Value::Start(node) => match Value::start(graph, *node, b) {
+                Some(v) => {
+                    *self = v;
+                    Step::Consumed
+                }
+                None => Step::Rejected,
+            },
+            Value::Leaf { dfa, state } => {
+                let next = dfa.next(*state, b);
+                if next != DEAD {
+                    *state = next;
+                    Step::Consumed
+                } else if dfa.is_accepting(*state) {
+                    Step::NotMine
+                } else {
+                    Step::Rejected
+                }
+            }
+            Value::Number(matchers) => {
+                if matchers.iter().any(|m| m.can_continue_with(b)) {
+                    matchers.retain_mut(|m| m.feed(b));
+                    if matchers.is_empty() {
+                        Step::Rejected
+                    } else {
+                        Step::Consumed
+                    }
+                } else if matchers.iter().any(NumberMatcher::is_accepting) {
+                    Step::NotMine
+                } else {
+                    Step::Rejected
+                }
+            }
+            Value::Object(object) => object.feed(graph, b),
+            Value::Array(array) => array.feed(graph, b),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ObjectPhase {
+    AfterOpen,
+    InKey,
+    AfterKey,
+    AfterColon,
+    InValue,
+    AfterValue,
+    AfterComma,
+    Closed,
+}
+
+#[derive(Debug, Clone)]
+struct ObjectValue {
+    phase: ObjectPhase,
+    key: StringDecoder,
+    tracks: Vec<ObjectTrack>,
+}
+
+/// One object shape still matching, with its keys so far and its current member's value.
+#[derive(Debug, Clone)]
+struct ObjectTrack {
+    node: NodeId,
+    shape: u32,
+    seen: Arc<Vec<String>>,
+    child: Option<Value>,
+}
+
+impl ObjectTrack {
+    fn shape<'g>(&self, graph: &'g Graph) -> &'g ObjectShape {
+        &graph.node(self.node).objects[self.shape as usize]
+    }
+}
+
+fn missing_required<'a>(shape: &'a ObjectShape, seen: &'a [String]) -> impl Iterator<Item = &'a String> + 'a {
+    shape.required.iter().filter(move |k| !seen.contains(k))
+}
+
+/// Whether an object with keys `seen` (and `count` of them) can still be completed.
+fn object_live(graph: &Graph, shape: &ObjectShape, seen: &[String], count: u64) -> bool {
+    let max = shape.max.unwrap_or(u64::MAX);
+    let missing = missing_required(shape, seen).count() as u64;
+    if missing.saturating_add(count) > max {
+        return false;
+    }
+    let needed = shape.min.saturating_sub(count).max(missing);
+    let extra = needed - missing;
+    extra == 0 || addable_optional_keys(shape, &graph.satisfiable, &|k| seen.iter().any(|s| s == k)) >= extra
+}
+
+/// Whether `key` (complete) may be added to an object with keys `seen`.
+fn key_allowed(graph: &Graph, shape: &ObjectShape, seen: &[String], key: &str) -> bool {
+    if seen.iter().any(|s| s == key) || !graph.is_satisfiable(shape.value_schema(key)) {
+        return false;
+    }
+    let mut with_key = seen.to_vec();
+    with_key.push(key.to_string());
+    object_live(graph, shape, &with_key, seen.len() as u64 + 1)
+}
+
+/// Whether a key whose text so far is `decoder` can still become an allowed key.
+fn key_prefix_live(graph: &Graph, shape: &ObjectShape, seen: &[String], decoder: &StringDecoder) -> bool {
+    let max = shape.max.unwrap_or(u64::MAX);
+    let missing = missing_required(shape, seen).count() as u64;
+    let only_required = (seen.len() as u64).saturating_add(missing) + 1 > max;
+    if !only_required && graph.is_satisfiable(shape.other) {
+        // Infinitely many keys extend any prefix, and only finitely many were seen.
+        return true;
+    }
+    // Required names need not be declared in `properties`.
+    let candidates = shape.properties.keys().chain(shape.required.iter());
+    candidates.into_iter().any(|name| decoder.can_become(name) && key_allowed(graph, shape, seen, name))
+}
+
+impl ObjectValue {
+    fn feed(&mut self, graph: &Graph, b: u8) -> Step {
+        use ObjectPhase::*;
+        match self.phase {
+            Closed => return Step::NotMine,
+            AfterOpen | AfterComma | AfterKey | AfterValue if is_ws(b) => return Step::Consumed,
+            AfterColon if is_ws(b) => return Step::Consumed,
+            _ => {}
+        }
+        match (self.phase, b) {
+            (AfterOpen, b'}') | (AfterValue, b'}') => {
+                self.tracks.retain(|t| {
+                    let shape = t.shape(graph);
+                    missing_required(shape, &t.seen).next().is_none() && t.seen.len() as u64 >= shape.min
+                });
+                self.phase = Closed;
+            }
+            (AfterOpen, b'"') | (AfterComma, b'"') => {
+                self.key = StringDecoder::default();
+                self.phase = InKey;
+                // An empty prefix: live when some key can still be added.
+                let key = &self.key;
+                self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key));
+            }
+            (AfterValue, b',') => {
+                self.phase = AfterComma;
+                let key = StringDecoder::default();
+                self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, &key));
+            }
+            (InKey, _) => match self.key.feed(b) {
+                DecodeStep::Invalid => return Step::Rejected,
+                DecodeStep::Continue => {
+                    let key = &self.key;
+                    self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key));
+                }
+                DecodeStep::Closed => {
+                    let key = self.key.value().to_string();
+                    self.tracks.retain(|t| key_allowed(graph, t.shape(graph), &t.seen, &key));
+                    for track in &mut self.tracks {
+                        Arc::make_mut(&mut track.seen).push(key.clone());
+                    }
+                    self.phase = AfterKey;
+                }
+            },
+            (AfterKey, b':') => self.phase = AfterColon,
+            (AfterColon, _) => {
+                let key = self.key.value().to_string();
+                self.tracks.retain_mut(|t| {
+                    let node = t.shape(graph).value_schema(&key);
+                    let mut child = Value::Start(node);
+                    let ok = child.feed(graph, b) == Step::Consumed;
+                    t.child = Some(child);
+                    ok
+                });
+                self.phase = InValue;
+            }
+            (InValue, _) => {
+                let mut finished = false;
+                self.tracks.retain_mut(|t| {
+                    let child = t.child.as_mut().expect("a member value is open");
+                    match child.feed(graph, b) {
+                        Step::Consumed => true,
+                        Step::Rejected => false,
+                        Step::NotMine => {
+                            finished = true;
+                            true
+                        }
+                    }
+                });
+                if finished {
+                    // The value ended before this byte (a number): JSON syntax is the same for
+                    // every shape, so all ended together.
+                    for t in &mut self.tracks {
+                        t.child = None;
+                    }
+                    self.phase = AfterValue;
+                    return if self.tracks.is_empty() { Step::Rejected } else { self.feed(graph, b) };
+                }
+            }
+            _ => return Step::Rejected,
+        }
+        if self.tracks.is_empty() {
+            Step::Rejected
+        } else {
+            Step::Consumed
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArrayPhase {
+    AfterOpen,
+    InItem,
+    AfterItem,
+    AfterComma,
+    Closed,
+}
+
+#[derive(Debug, Clone)]
+struct ArrayValue {
+    phase: ArrayPhase,
+    tracks: Vec<ArrayTrack>,
+}
+
+#[derive(Debug, Clone)]
+struct ArrayTrack {
+    node: NodeId,
+    shape: u32,
+    count: u64,
+    child: Option<Value>,
+}
+
+impl ArrayTrack {
+    fn shape<'g>(&self, graph: &'g Graph) -> &'g ArrayShape {
+        &graph.node(self.node).arrays[self.shape as usize]
+    }
+}
+
+/// Whether an array with `count` items can still be completed.
+fn array_live(graph: &Graph, shape: &ArrayShape, count: u64) -> bool {
+    let max = shape.max.unwrap_or(u64::MAX);
+    count <= max && shape.min <= max && (count >= shape.min || reachable_from(graph, shape, count) >= shape.min)
+}
+
+/// Items reachable in a row, given `count` items already there.
+fn reachable_from(graph: &Graph, shape: &ArrayShape, count: u64) -> u64 {
+    let all = reachable_items(shape, &graph.satisfiable);
+    if all == u64::MAX {
+        return u64::MAX;
+    }
+    // Items at index >= count must be satisfiable up to `min`.
+    let mut i = count;
+    while i < shape.min && graph.is_satisfiable(shape.item(i)) {
+        i += 1;
+    }
+    i
+}
+
+fn item_can_follow(graph: &Graph, shape: &ArrayShape, count: u64) -> bool {
+    count < shape.max.unwrap_or(u64::MAX) && graph.is_satisfiable(shape.item(count)) && array_live(graph, shape, count + 1)
+}
+
+impl ArrayValue {
+    fn feed(&mut self, graph: &Graph, b: u8) -> Step {
+        use ArrayPhase::*;
+        match self.phase {
+            Closed => return Step::NotMine,
+            AfterOpen | AfterItem | AfterComma if is_ws(b) => return Step::Consumed,
+            _ => {}
+        }
+        match (self.phase, b) {
+            (AfterOpen, b']') | (AfterItem, b']') => {
+                self.tracks.retain(|t| t.count >= t.shape(graph).min);
+                self.phase = Closed;
+            }
+            (AfterItem, b',') => {
+                self.tracks.retain(|t| item_can_follow(graph, t.shape(graph), t.count));
+                self.phase = AfterComma;
+            }
+            (AfterOpen, _) | (AfterComma, _) => {
+                self.tracks.retain_mut(|t| {
+                    let shape = t.shape(graph);
+                    if !item_can_follow(graph, shape, t.count) {
+                        return false;
+                    }
+                    let mut child = Value::Start(shape.item(t.count));
+                    let ok = child.feed(graph, b) == Step::Consumed;
+                    t.child = Some(child);
+                    ok
+                });
+                self.phase = InItem;
+            }
+            (InItem, _) => {
+                let mut finished = false;
+                self.tracks.retain_mut(|t| {
+                    let child = t.child.as_mut().expect("an item is open");
+                    match child.feed(graph, b) {
+                        Step::Consumed => true,
+                        Step::Rejected => false,
+                        Step::NotMine => {
+                            finished = true;
+                            true
+                        }
+                    }
+                });
+                if finished {
+                    for t in &mut self.tracks {
+                        t.child = None;
+                        t.count += 1;
+                    }
+                    self.phase = AfterItem;
+                    return if self.tracks.is_empty() { Step::Rejected } else { self.feed(graph, b) };
+                }
+            }
+            _ => return Step::Rejected,
+        }
+        if self.tracks.is_empty() {
+            Step::Rejected
+        } else {
+            Step::Consumed
+        }
+    }
+}
+
+/// The whole text: whitespace, one value, whitespace.
+#[derive(Debug, Clone)]
+pub(crate) struct DocumentMatcher {
+    value: Value,
+    trailing: bool,
+    started: bool,
+}
+
+impl DocumentMatcher {
+    pub(crate) fn new(root: NodeId) -> Self {
+        DocumentMatcher { value: Value::Start(root), trailing: false, started: false }
+    }
+
+    /// Feeds one byte; false when no accepted text continues this way (the matcher is then
+    /// unspecified and must be discarded).
+    pub(crate) fn feed(&mut self, graph: &Graph, b: u8) -> bool {
+        if self.trailing {
+            return is_ws(b);
+        }
+        if !self.started {
+            if is_ws(b) {
+                return true;
+            }
+            self.started = true;
+        }
+        match self.value.feed(graph, b) {
+            Step::Consumed => true,
+            Step::Rejected => false,
+            Step::NotMine => {
+                self.trailing = true;
+                is_ws(b)
+            }
+        }
+    }
+
+    pub(crate) fn feed_all(&mut self, graph: &Graph, bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| self.feed(graph, b))
+    }
+
+    pub(crate) fn is_accepting(&self) -> bool {
+        self.trailing || (self.started && self.value.is_complete())
+    }
+}

@@ -1,0 +1,56 @@
+//! The structured arm: a pushdown matcher over JSON text for schemas whose language is not
+//! regular (unbounded nesting, recursion, open objects, numbers decided by value).
+//!
+//! The schema lowers to a graph of nodes ([`graph`]), one per value schema, split by JSON type;
+//! conjunctions are intersected shape by shape, disjunctions kept as parallel shapes. The
+//! matcher ([`matcher`]) reads text byte by byte and only ever reaches states that can still be
+//! completed to an accepted instance.
+
+mod graph;
+mod lower;
+mod matcher;
+mod strings;
+
+use crate::error::{Diagnostic, DiagnosticCode, Result};
+use crate::options::CompilerOptions;
+use crate::schema::SchemaDocument;
+
+pub(crate) use graph::{Graph, NodeId};
+pub(crate) use matcher::DocumentMatcher;
+
+/// A compiled structured schema.
+#[derive(Debug)]
+pub(crate) struct StructuredProgram {
+    pub(crate) graph: Graph,
+    pub(crate) root: NodeId,
+}
+
+impl StructuredProgram {
+    pub(crate) fn start(&self) -> DocumentMatcher {
+        DocumentMatcher::new(self.root)
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.graph.len() * 256
+    }
+}
+
+pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<StructuredProgram> {
+    let mut lowering = lower::Lowering::new(document, options);
+    let root = lowering.schema(document.root(), "")?;
+    let mut graph = lowering.graph;
+    graph.finish().map_err(|e| {
+        let (code, message) = match e {
+            graph::GraphError::IllFounded => {
+                (DiagnosticCode::UnsatisfiableSchema, "a schema refers to itself without an enclosing object or array".to_string())
+            }
+            graph::GraphError::TooManyNodes(n) => (DiagnosticCode::ResourceLimit, format!("the schema expands to more than {n} nodes")),
+            graph::GraphError::TooManyStates(n) => (DiagnosticCode::ResourceLimit, format!("a string language exceeds {n} states")),
+        };
+        Diagnostic::new(code, "", message)
+    })?;
+    if !graph.is_satisfiable(root) {
+        return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
+    }
+    Ok(StructuredProgram { graph, root })
+}

@@ -1,0 +1,250 @@
+//! Incremental decoding of JSON string text, for object keys: the key's value decides which
+//! property schema applies and whether it repeats an earlier key.
+
+/// Decodes the text after a string's opening quote, byte by byte.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub(crate) struct StringDecoder {
+    value: String,
+    pending: Pending,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+enum Pending {
+    #[default]
+    None,
+    Backslash,
+    /// `\u` and `digits` hex digits of `value`; `high` when this escape must be a low surrogate.
+    Unicode { value: u32, digits: u8, high: Option<u16> },
+    /// A high surrogate escape, waiting for `\`.
+    AfterHigh { high: u16 },
+    /// A high surrogate escape and `\`, waiting for `u`.
+    AfterHighBackslash { high: u16 },
+    /// Raw UTF-8: `len` bytes of a `need`-byte sequence.
+    Utf8 { bytes: [u8; 4], len: u8, need: u8 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DecodeStep {
+    Continue,
+    /// The closing quote: the value is complete.
+    Closed,
+    Invalid,
+}
+
+fn hex_value(b: u8) -> Option<u32> {
+    (b as char).to_digit(16)
+}
+
+fn utf8_need(lead: u8) -> Option<u8> {
+    match lead {
+        0xC2..=0xDF => Some(2),
+        0xE0..=0xEF => Some(3),
+        0xF0..=0xF4 => Some(4),
+        _ => None,
+    }
+}
+
+/// Whether `b` may follow `prefix` inside a valid UTF-8 sequence.
+fn utf8_continues(prefix: &[u8], b: u8) -> bool {
+    let (lo, hi) = match (prefix.len(), prefix[0]) {
+        (1, 0xE0) => (0xA0, 0xBF),
+        (1, 0xED) => (0x80, 0x9F),
+        (1, 0xF0) => (0x90, 0xBF),
+        (1, 0xF4) => (0x80, 0x8F),
+        _ => (0x80, 0xBF),
+    };
+    (lo..=hi).contains(&b)
+}
+
+impl StringDecoder {
+    /// The decoded value so far (complete characters only).
+    pub(crate) fn value(&self) -> &str {
+        &self.value
+    }
+
+    pub(crate) fn has_pending(&self) -> bool {
+        self.pending != Pending::None
+    }
+
+    pub(crate) fn feed(&mut self, b: u8) -> DecodeStep {
+        let step = match self.pending {
+            Pending::None => match b {
+                b'"' => return DecodeStep::Closed,
+                b'\\' => {
+                    self.pending = Pending::Backslash;
+                    DecodeStep::Continue
+                }
+                0x00..=0x1F => DecodeStep::Invalid,
+                0x20..=0x7F => {
+                    self.value.push(b as char);
+                    DecodeStep::Continue
+                }
+                _ => match utf8_need(b) {
+                    Some(need) => {
+                        self.pending = Pending::Utf8 { bytes: [b, 0, 0, 0], len: 1, need };
+                        DecodeStep::Continue
+                    }
+                    None => DecodeStep::Invalid,
+                },
+            },
+            Pending::Backslash => {
+                let decoded = match b {
+                    b'"' => Some('"'),
+                    b'\\' => Some('\\'),
+                    b'/' => Some('/'),
+                    b'b' => Some('\u{8}'),
+                    b'f' => Some('\u{c}'),
+                    b'n' => Some('\n'),
+                    b'r' => Some('\r'),
+                    b't' => Some('\t'),
+                    _ => None,
+                };
+                match (decoded, b) {
+                    (Some(c), _) => {
+                        self.value.push(c);
+                        self.pending = Pending::None;
+                        DecodeStep::Continue
+                    }
+                    (None, b'u') => {
+                        self.pending = Pending::Unicode { value: 0, digits: 0, high: None };
+                        DecodeStep::Continue
+                    }
+                    _ => DecodeStep::Invalid,
+                }
+            }
+            Pending::Unicode { value, digits, high } => {
+                let Some(d) = hex_value(b) else { return DecodeStep::Invalid };
+                let value = value << 4 | d;
+                if digits < 3 {
+                    self.pending = Pending::Unicode { value, digits: digits + 1, high };
+                    return DecodeStep::Continue;
+                }
+                match (high, value) {
+                    (None, 0xD800..=0xDBFF) => {
+                        self.pending = Pending::AfterHigh { high: value as u16 };
+                        DecodeStep::Continue
+                    }
+                    (None, 0xDC00..=0xDFFF) => DecodeStep::Invalid,
+                    (None, _) => {
+                        self.value.push(char::from_u32(value).expect("a non-surrogate BMP code point"));
+                        self.pending = Pending::None;
+                        DecodeStep::Continue
+                    }
+                    (Some(high), 0xDC00..=0xDFFF) => {
+                        let c = 0x10000 + ((high as u32 - 0xD800) << 10) + (value - 0xDC00);
+                        self.value.push(char::from_u32(c).expect("a surrogate pair decodes to a scalar value"));
+                        self.pending = Pending::None;
+                        DecodeStep::Continue
+                    }
+                    (Some(_), _) => DecodeStep::Invalid,
+                }
+            }
+            Pending::AfterHigh { high } => {
+                if b != b'\\' {
+                    return DecodeStep::Invalid;
+                }
+                self.pending = Pending::AfterHighBackslash { high };
+                DecodeStep::Continue
+            }
+            Pending::AfterHighBackslash { high } => {
+                if b != b'u' {
+                    return DecodeStep::Invalid;
+                }
+                self.pending = Pending::Unicode { value: 0, digits: 0, high: Some(high) };
+                DecodeStep::Continue
+            }
+            Pending::Utf8 { mut bytes, len, need } => {
+                if !utf8_continues(&bytes[..len as usize], b) {
+                    return DecodeStep::Invalid;
+                }
+                bytes[len as usize] = b;
+                if len + 1 == need {
+                    let s = std::str::from_utf8(&bytes[..need as usize]).expect("validated UTF-8");
+                    self.value.push_str(s);
+                    self.pending = Pending::None;
+                } else {
+                    self.pending = Pending::Utf8 { bytes, len: len + 1, need };
+                }
+                DecodeStep::Continue
+            }
+        };
+        step
+    }
+
+    /// Whether the partial escape or UTF-8 sequence in progress can still become `c`.
+    pub(crate) fn pending_admits(&self, c: char) -> bool {
+        let code = c as u32;
+        let mut units = [0u16; 2];
+        let utf16 = c.encode_utf16(&mut units);
+        let first_unit = utf16[0] as u32;
+        match self.pending {
+            Pending::None | Pending::Backslash => true,
+            Pending::Unicode { value, digits, high: None } => first_unit >> (4 * (4 - digits as u32)) == value,
+            Pending::Unicode { value, digits, high: Some(high) } => {
+                utf16.len() == 2 && utf16[0] == high && (utf16[1] as u32) >> (4 * (4 - digits as u32)) == value
+            }
+            Pending::AfterHigh { high } | Pending::AfterHighBackslash { high } => utf16.len() == 2 && utf16[0] == high,
+            Pending::Utf8 { bytes, len, .. } => {
+                code >= 0x80 && {
+                    let mut buf = [0u8; 4];
+                    c.encode_utf8(&mut buf).as_bytes().starts_with(&bytes[..len as usize])
+                }
+            }
+        }
+    }
+
+    /// Whether the text so far can still decode to exactly `target` (then close).
+    pub(crate) fn can_become(&self, target: &str) -> bool {
+        let Some(rest) = target.strip_prefix(self.value.as_str()) else { return false };
+        match rest.chars().next() {
+            None => !self.has_pending(),
+            Some(c) => self.pending_admits(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(text: &str) -> Option<String> {
+        let mut d = StringDecoder::default();
+        for &b in text.as_bytes() {
+            match d.feed(b) {
+                DecodeStep::Continue => {}
+                DecodeStep::Closed => return Some(d.value().to_string()),
+                DecodeStep::Invalid => return None,
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn decodes_every_spelling() {
+        assert_eq!(decode(r#"a\"b""#).as_deref(), Some("a\"b"));
+        assert_eq!(decode(r#"\u00e9\u00C9""#).as_deref(), Some("éÉ"));
+        assert_eq!(decode("é😀\"").as_deref(), Some("é😀"));
+        assert_eq!(decode(r#"\ud83d\ude00\/""#).as_deref(), Some("😀/"));
+        assert_eq!(decode(r#"\ud83d""#), None);
+        assert_eq!(decode(r#"\ude00""#), None);
+        assert_eq!(decode("\u{1}\""), None);
+        assert_eq!(decode("\\x\""), None);
+    }
+
+    #[test]
+    fn partial_escapes_know_what_they_can_become() {
+        let mut d = StringDecoder::default();
+        for &b in br"ab\u00" {
+            d.feed(b);
+        }
+        assert!(d.can_become("abé") && d.can_become("ab\u{7f}") && !d.can_become("abĀ") && !d.can_become("ab"));
+        let mut d = StringDecoder::default();
+        for &b in br"\ud83d\u" {
+            d.feed(b);
+        }
+        assert!(d.can_become("😀") && !d.can_become("é"));
+        let mut d = StringDecoder::default();
+        d.feed(0xC3);
+        assert!(d.can_become("é") && !d.can_become("e") && !d.can_become("😀"));
+    }
+}

@@ -1,0 +1,150 @@
+//! The structured arm's languages, checked on hand-written instances, and its masks against the
+//! reference route.
+
+use std::sync::Arc;
+
+use maskforge_core::mask::{allowed_ids, get_bit};
+use maskforge_core::reference::reference_mask;
+use maskforge_core::{build_vocabulary, CompiledVocabulary, Compiler, DiagnosticCode, Error};
+
+fn check(schema: &str, accepted: &[&str], refused: &[&str]) {
+    let program = Compiler::without_cache().compile_json_schema(schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    let executable = program.executable();
+    assert_eq!(executable.backend_name(), "structured", "{schema}");
+    for text in accepted {
+        assert!(executable.accepts(text.as_bytes()), "{schema} should accept {text}");
+    }
+    for text in refused {
+        assert!(!executable.accepts(text.as_bytes()), "{schema} should refuse {text}");
+    }
+}
+
+#[test]
+fn any_value_nests_without_bound_and_never_repeats_keys() {
+    for schema in ["true", "{}"] {
+        check(
+            schema,
+            &[r#"{"a":[1,2,{"b":null}],"c":"\u0041"}"#, "[]", r#" "x" "#, "1.5e3", "[[[[[[]]]]]]", "{ }", "-0"],
+            &[r#"{"a":1,"a":2}"#, r#"{"a":1,"\u0061":2}"#, "[1,]", "{,}", "01", "[1 2]", r#"{"a"}"#, ""],
+        );
+    }
+}
+
+#[test]
+fn open_objects_with_required_and_additional_properties() {
+    check(
+        r#"{"type": "object", "required": ["ok"]}"#,
+        &[r#"{"ok":1}"#, r#"{"x":[],"ok":true}"#, r#"{ "ok" : { } }"#],
+        &["{}", r#"{"x":1}"#, "[]", r#"{"ok":1,"ok":1}"#],
+    );
+    check(
+        r#"{"properties": {"a": {"type": "boolean"}}, "additionalProperties": {"type": "string"}, "type": "object"}"#,
+        &[r#"{"a":true,"b":"x"}"#, r#"{"b":"x","c":"y"}"#, "{}"],
+        &[r#"{"a":"x"}"#, r#"{"b":1}"#],
+    );
+    check(
+        r#"{"type": "object", "maxProperties": 1, "required": ["a"]}"#,
+        &[r#"{"a":1}"#],
+        &[r#"{"b":1}"#, r#"{"a":1,"b":2}"#, r#"{"b":1,"a":2}"#],
+    );
+}
+
+#[test]
+fn numbers_are_decided_by_value() {
+    check(
+        r#"{"type": "integer", "minimum": 0, "maximum": 250}"#,
+        &["0", "250", "2.5e2", "1.0", "25E1", "0.0"],
+        &["251", "-1", "1.5", "2.51e2", "1e3"],
+    );
+    check(r#"{"type": "number", "multipleOf": 0.01}"#, &["1.23", "123e-2", "-0.5"], &["1.234", "1e-3"]);
+    check(r#"{"enum": [1, "a", {"x": 1.0}]}"#, &["1", "1.0", "10e-1", r#""a""#, r#"{"x":1}"#, r#"{"x":0.1e1}"#], &["2", r#"{"x":1,"y":1}"#]);
+}
+
+#[test]
+fn arrays_count_items() {
+    check(
+        r#"{"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 3}"#,
+        &["[1,2]", "[1, 2, 3]", "[1.0,2e0]"],
+        &["[1]", "[1,2,3,4]", "[1,2.5]", "[]"],
+    );
+    check(
+        r#"{"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false, "type": "array"}"#,
+        &["[]", r#"["a"]"#, r#"["a",1]"#],
+        &[r#"["a",1,2]"#, "[1]"],
+    );
+}
+
+#[test]
+fn recursion_and_combinators() {
+    let tree = r##"{"$defs": {"node": {"type": "object", "properties": {"value": {"type": "integer"},
+        "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["value"],
+        "additionalProperties": false}}, "$ref": "#/$defs/node"}"##;
+    check(tree, &[r#"{"value":1,"children":[{"value":2},{"value":3,"children":[]}]}"#], &[r#"{"value":1,"children":[{}]}"#]);
+    let either = r##"{"anyOf": [{"properties": {"a": {"type": "string"}}, "required": ["a"]},
+        {"properties": {"b": {"type": "integer"}}, "required": ["b"]}], "type": "object"}"##;
+    check(either, &[r#"{"a":"x"}"#, r#"{"b":1}"#, r#"{"a":"x","b":"y"}"#, r#"{"a":1,"b":2}"#], &[r#"{"a":1}"#, r#"{"b":"x"}"#, "{}"]);
+    let both = r#"{"allOf": [{"properties": {"a": {"type": "integer"}}}, {"properties": {"a": {"minimum": 5}}}], "type": "object"}"#;
+    check(both, &[r#"{"a":5}"#, "{}", r#"{"b":[]}"#], &[r#"{"a":4}"#, r#"{"a":5.5}"#]);
+}
+
+#[test]
+fn unsatisfiable_and_ill_founded_schemas_are_diagnosed() {
+    let code = |schema: &str| match Compiler::without_cache().compile_json_schema(schema) {
+        Err(Error::Schema(d)) => d.code,
+        other => panic!("{schema}: {other:?}"),
+    };
+    assert_eq!(code(r#"{"type": "integer", "minimum": 2, "maximum": 1}"#), DiagnosticCode::UnsatisfiableSchema);
+    assert_eq!(code(r#"{"type": "object", "required": ["a"], "properties": {"a": false}}"#), DiagnosticCode::UnsatisfiableSchema);
+    assert_eq!(code(r##"{"$defs": {"x": {"allOf": [{"$ref": "#/$defs/x"}]}}, "$ref": "#/$defs/x"}"##), DiagnosticCode::UnsatisfiableSchema);
+    // A recursive schema with no finite instance.
+    assert_eq!(
+        code(r##"{"$defs": {"x": {"type": "object", "properties": {"n": {"$ref": "#/$defs/x"}}, "required": ["n"]}}, "$ref": "#/$defs/x"}"##),
+        DiagnosticCode::UnsatisfiableSchema
+    );
+}
+
+/// Every byte as a token, plus multi-byte tokens crossing structure.
+fn vocabulary() -> CompiledVocabulary {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    for t in ["{\"", "\":", "\",", "\"}", "ok", "value", "children", "[{", "}]", "},", "12", "1.", "e-", "00", "true", "null", " {"] {
+        tokens.push(t.as_bytes().to_vec());
+    }
+    let eos = tokens.len() as u32;
+    let vocabulary = build_vocabulary(eos, tokens.into_iter().enumerate().map(|(i, t)| (i as u32, t))).unwrap();
+    CompiledVocabulary::try_from(Arc::new(vocabulary)).unwrap()
+}
+
+#[test]
+fn structured_masks_equal_reference_masks() {
+    let vocabulary = vocabulary();
+    let cases = [
+        (r#"{"type": "object", "required": ["ok"]}"#, r#"{"x": [1, {"y": null}], "ok": 12.5e-1}"#),
+        (r#"{"type": "integer", "maximum": 120}"#, "1.2e2"),
+        (r##"{"$defs": {"n": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "required": ["value"]}}, "$ref": "#/$defs/n"}"##,
+         r#"{"value": 1, "children": [{"value": 12}, {"children": [], "value": 100}]}"#),
+    ];
+    for (schema, text) in cases {
+        let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();
+        let v = bound.vocabulary().clone();
+        let mut session = bound.start_session().unwrap();
+        let mut mask = vec![0u32; bound.mask_word_count()];
+        let text = text.as_bytes();
+        let mut at = 0;
+        loop {
+            session.write_mask(&mut mask).unwrap();
+            let reference = reference_mask(bound.executable(), &v, &text[..at]).unwrap();
+            assert_eq!(mask, reference, "{schema} after {:?}", String::from_utf8_lossy(&text[..at]));
+            if at == text.len() {
+                break;
+            }
+            let (id, len) = allowed_ids(&mask)
+                .into_iter()
+                .filter_map(|id| v.token_bytes(id).filter(|b| text[at..].starts_with(b)).map(|b| (id, b.len())))
+                .max_by_key(|&(_, len)| len)
+                .unwrap_or_else(|| panic!("{schema}: stuck after {:?}", String::from_utf8_lossy(&text[..at])));
+            session.advance(id).unwrap();
+            at += len;
+        }
+        assert!(session.is_accepting() && get_bit(&mask, v.eos_token_ids()[0]));
+    }
+}
