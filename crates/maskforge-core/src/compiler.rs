@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::executable::ExecutableSchema;
 use crate::options::{BindPolicy, CompilerOptions};
 use crate::schema::SchemaDocument;
-use crate::vocabulary::{CompiledVocabulary, TokenTrie};
+use crate::vocabulary::{CompiledVocabulary, TokenTrie, Vocabulary};
 
 /// Compiles schemas into [`SchemaProgram`]s, caching executables and class tries within byte
 /// budgets. Cheap to share across threads (`&Compiler` is enough).
@@ -123,7 +123,7 @@ impl SchemaProgram {
     }
 
     pub fn bind_with_policy(&self, vocabulary: &CompiledVocabulary, policy: BindPolicy) -> Result<BoundSchema> {
-        BoundSchema::bind(Arc::clone(&self.executable), vocabulary, policy, self.eager_table_bytes, &self.tries)
+        BoundSchema::bind(Arc::clone(&self.executable), vocabulary, policy, self.eager_table_bytes, Arc::clone(&self.tries))
     }
 
     pub fn executable(&self) -> &Arc<ExecutableSchema> {
@@ -164,12 +164,12 @@ impl TrieCache {
         TrieCache { cache: ByteBudgetCache::new(budget) }
     }
 
-    pub(crate) fn class_trie(&self, vocabulary: &CompiledVocabulary, classes: &[u8; 256]) -> Arc<TokenTrie> {
-        let key = (vocabulary.uid(), *classes);
+    pub(crate) fn class_trie(&self, vocabulary_uid: u64, vocabulary: &Vocabulary, classes: &[u8; 256]) -> Arc<TokenTrie> {
+        let key = (vocabulary_uid, *classes);
         if let Some(hit) = self.cache.get(&key) {
             return hit;
         }
-        let trie = Arc::new(build_class_trie(vocabulary.vocabulary(), classes));
+        let trie = Arc::new(build_class_trie(vocabulary, classes));
         self.cache.insert_sized(key, Arc::clone(&trie), trie.heap_bytes());
         trie
     }

@@ -375,9 +375,14 @@ fn rem_magnitude(x: &Decimal, m: &Decimal) -> Decimal {
         return x.abs();
     }
     if x.exponent >= m.exponent {
-        // x = cx * 10^(ex - em) * 10^em: reduce cx * 10^(ex - em) modulo cm by fast exponentiation.
-        let shift = BigUint::from((x.exponent - m.exponent) as u64);
-        let scale = BigUint::from(10u32).modpow(&shift, &m.coefficient);
+        // x = cx * 10^(ex - em) * 10^em: reduce cx * 10^(ex - em) modulo cm, by fast
+        // exponentiation when the shift is large.
+        let shift = (x.exponent - m.exponent) as u64;
+        let scale = if shift <= 64 {
+            pow10(shift)
+        } else {
+            BigUint::from(10u32).modpow(&BigUint::from(shift), &m.coefficient)
+        };
         let r = (&x.coefficient % &m.coefficient) * scale % &m.coefficient;
         Decimal::from_parts(false, r, m.exponent)
     } else {
@@ -735,10 +740,10 @@ impl Derived {
     /// Open significand with digits `prefix` (as an integer, non-zero): does some `m * 10^k`
     /// with `m`'s digits starting with `prefix`'s (and `k >= 0` when `integer_digits_only`)
     /// satisfy the constraints? See the module documentation for why two intervals suffice.
-    fn prefix_family_live(&self, negative: bool, prefix: &BigUint, integer_digits_only: bool) -> bool {
-        let p = decimal_digits(prefix) as i128;
+    fn prefix_family_live(&self, negative: bool, prefix: &Significand, integer_digits_only: bool) -> bool {
         if let Some(candidates) = &self.candidates {
-            let prefix_digits = prefix.to_str_radix(10).into_bytes();
+            let prefix_digits = prefix.to_biguint().to_str_radix(10).into_bytes();
+            let p = prefix_digits.len() as i128;
             return candidates.iter().any(|c| {
                 c.value.negative == negative
                     && !c.value.is_zero()
@@ -753,9 +758,9 @@ impl Derived {
         let Some((hi, hi_exclusive)) = &side.hi else {
             return true;
         };
-        let (prefix_core, prefix_zeros) = strip_trailing_zeros(prefix);
-        let next = prefix + 1u32;
-        let (next_core, next_zeros) = strip_trailing_zeros(&next);
+        let (prefix_core, prefix_zeros) = prefix.stripped(0);
+        let (next_core, next_zeros) = prefix.stripped(1);
+        let p = (decimal_digits(&prefix_core) + prefix_zeros) as i128;
         let interval_start = |k: i128| Magnitude { coefficient: &prefix_core, exponent: k + prefix_zeros as i128 };
         // k_hi: the last k with prefix * 10^k <= hi (< hi when exclusive).
         let k0 = hi.lead() - (p - 1);
@@ -790,12 +795,16 @@ impl Derived {
     fn exponent_family_live(
         &self,
         negative: bool,
-        significand: &BigUint,
+        significand: &Significand,
         fraction_digits: u64,
         exponents: Exponents,
     ) -> bool {
+        let side = self.side(negative);
+        if side.empty && self.candidates.is_none() {
+            return false;
+        }
         // value = c * 10^(beta + e) with c free of trailing zeros.
-        let (c, zeros) = strip_trailing_zeros(significand);
+        let (c, zeros) = significand.stripped(0);
         let beta = zeros as i128 - fraction_digits as i128;
         if let Some(candidates) = &self.candidates {
             return candidates.iter().any(|cand| {
@@ -803,10 +812,6 @@ impl Derived {
                     && cand.value.coefficient == c
                     && exponents.meets(Some(i128::from(cand.value.exponent) - beta), Some(i128::from(cand.value.exponent) - beta))
             });
-        }
-        let side = self.side(negative);
-        if side.empty {
-            return false;
         }
         let digits = decimal_digits(&c) as i128;
         let at = |t: i128| Magnitude { coefficient: &c, exponent: t };
@@ -1009,6 +1014,22 @@ impl Significand {
             Significand::Big(v) => (**v).clone(),
         }
     }
+
+    /// `self + add` without trailing zeros, and how many there were (in machine integers
+    /// while the value fits).
+    fn stripped(&self, add: u32) -> (BigUint, u64) {
+        match self {
+            Significand::Small(v) => {
+                let (mut v, mut zeros) = (v + u128::from(add), 0);
+                while v != 0 && v % 10 == 0 {
+                    v /= 10;
+                    zeros += 1;
+                }
+                (BigUint::from(v), zeros)
+            }
+            Significand::Big(v) => strip_trailing_zeros(&(&**v + add)),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -1094,7 +1115,7 @@ impl State {
                     // "0", "-0.00": zero, or any value of this sign ("0.0012e7").
                     d.zero_ok || if self.negative { d.any_negative } else { d.any_positive }
                 } else {
-                    d.prefix_family_live(self.negative, &self.significand.to_biguint(), d.syntax_integer)
+                    d.prefix_family_live(self.negative, &self.significand, d.syntax_integer)
                 }
             }
             ExpMark | ExpSign | ExpDigits => {
@@ -1109,7 +1130,7 @@ impl State {
                         magnitudes: Magnitudes::Extending(self.exponent),
                     },
                 };
-                d.exponent_family_live(self.negative, &self.significand.to_biguint(), self.fraction_digits, exponents)
+                d.exponent_family_live(self.negative, &self.significand, self.fraction_digits, exponents)
             }
         }
     }
@@ -1131,7 +1152,7 @@ impl State {
         }
         let exponent = if self.phase == ExpDigits { self.exponent } else { 0 };
         let exponents = Exponents::Signed { negative: self.exp_negative, magnitudes: Magnitudes::Exactly(exponent) };
-        d.exponent_family_live(self.negative, &self.significand.to_biguint(), self.fraction_digits, exponents)
+        d.exponent_family_live(self.negative, &self.significand, self.fraction_digits, exponents)
     }
 }
 
@@ -1738,9 +1759,11 @@ mod tests {
                 return true;
             }
             let shift = v.exponent - m.exponent;
-            if shift >= 0 {
+            if shift > 200 {
                 let scale = BigUint::from(10u32).modpow(&BigUint::from(shift as u64), &m.coefficient);
                 (&v.coefficient * scale % &m.coefficient).is_zero()
+            } else if shift >= 0 {
+                (&v.coefficient * BigUint::from(10u32).pow(shift as u32) % &m.coefficient).is_zero()
             } else if -shift > 200 {
                 false
             } else {
@@ -2020,6 +2043,9 @@ mod tests {
             if let Some(m) = m {
                 assert_eq!(m.is_accepting(), accepting, "accepting: {:?} under {:?}", String::from_utf8_lossy(text), run.judge.c);
             }
+            if m.is_some() {
+                stats.accepting += u64::from(accepting);
+            }
             let mut live = accepting;
             if text.len() == run.max_len {
                 return live;
@@ -2053,6 +2079,25 @@ mod tests {
                 text.pop();
             }
             live
+        }
+
+        /// Follows the matcher with fixed byte preferences (large exponents first, then small
+        /// ones): finds most completions in a few steps. The end must satisfy the judge.
+        fn greedy_witness(m: &NumberMatcher, text: &mut Vec<u8>, judge: &Judge) -> bool {
+            for order in [&b"e9876543210-+."[..], &b"e-0123456789+."[..], &b"0123456789.e-+"[..]] {
+                let mut m = m.clone();
+                let mut text = text.clone();
+                for _ in 0..12 {
+                    if m.is_accepting() {
+                        assert!(judge.accepts_text(&text), "accepted {:?} under {:?}", String::from_utf8_lossy(&text), judge.c);
+                        return true;
+                    }
+                    let Some(&b) = order.iter().find(|&&b| m.clone().feed(b)) else { break };
+                    m.feed(b);
+                    text.push(b);
+                }
+            }
+            false
         }
 
         /// Iterative deepening over the bytes the matcher admits; the end must satisfy the judge.
@@ -2089,7 +2134,8 @@ mod tests {
                 assert!(m.is_satisfiable() || !live, "unsatisfiable claimed for {c:?}");
                 stats.constraint_sets += 1;
                 for (mut text, n) in unconfirmed {
-                    let found = (1..=9).any(|depth| find_witness(&n, &mut text, depth, &judge));
+                    let found = greedy_witness(&n, &mut text.clone(), &judge)
+                        || (1..=9).any(|depth| find_witness(&n, &mut text, depth, &judge));
                     assert!(found, "no completion found for admitted {:?} under {c:?}", String::from_utf8_lossy(&text));
                     stats.witnesses += 1;
                     stats.live += 1;
@@ -2101,7 +2147,7 @@ mod tests {
         #[test]
         fn liveness_matches_value_enumeration() {
             let started = Instant::now();
-            let stats = value_oracle(0x9e37_79b9_7f4a_7c15, 60, 7);
+            let stats = value_oracle(0x9e37_79b9_7f4a_7c15, 80, 6);
             eprintln!("value oracle: {stats:?} in {:?}", started.elapsed());
             assert!(stats.prefixes > 100_000, "{stats:?}");
         }
@@ -2109,9 +2155,9 @@ mod tests {
         #[test]
         fn liveness_matches_bounded_search() {
             let started = Instant::now();
-            let stats = tree_oracle(0x2545_f491_4f6c_dd1d, 12, 5);
+            let stats = tree_oracle(0x2545_f491_4f6c_dd1d, 40, 4);
             eprintln!("bounded-search oracle: {stats:?} in {:?}", started.elapsed());
-            assert!(stats.prefixes > 1_000_000, "{stats:?}");
+            assert!(stats.prefixes > 400_000, "{stats:?}");
         }
 
         /// Larger runs: `cargo test --release -p maskforge-core numbers -- --ignored`.
@@ -2119,10 +2165,10 @@ mod tests {
         #[ignore]
         fn liveness_oracles_extended() {
             let started = Instant::now();
-            let stats = value_oracle(0x1234_5678_9abc_def1, 400, 8);
+            let stats = value_oracle(0x1234_5678_9abc_def1, 300, 7);
             eprintln!("value oracle: {stats:?} in {:?}", started.elapsed());
             let started = Instant::now();
-            let stats = tree_oracle(0x0fed_cba9_8765_4321, 60, 6);
+            let stats = tree_oracle(0x0fed_cba9_8765_4321, 60, 5);
             eprintln!("bounded-search oracle: {stats:?} in {:?}", started.elapsed());
         }
     }

@@ -148,3 +148,19 @@ fn structured_masks_equal_reference_masks() {
         assert!(session.is_accepting() && get_bit(&mask, v.eos_token_ids()[0]));
     }
 }
+
+#[test]
+fn one_of_with_disjoint_branches_is_exact_and_overlaps_are_diagnosed() {
+    check(
+        r#"{"oneOf": [{"type": "integer"}, {"type": "string"}, {"type": "object", "required": ["a"]}]}"#,
+        &["1", r#""x""#, r#"{"a":[]}"#],
+        &["1.5", "null", "{}"],
+    );
+    match Compiler::without_cache().compile_json_schema(r#"{"oneOf": [{"type": "integer"}, {"minimum": 2}]}"#) {
+        Err(Error::Schema(d)) => {
+            assert_eq!(d.code, DiagnosticCode::UnsupportedKeyword);
+            assert_eq!(d.pointer, "/oneOf");
+        }
+        other => panic!("{other:?}"),
+    }
+}

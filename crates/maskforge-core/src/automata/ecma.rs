@@ -45,6 +45,11 @@ impl std::error::Error for PatternError {}
 /// whatever the automaton says about it.
 pub fn pattern_language(pattern: &str, max_states: usize) -> Result<ByteDfa, PatternError> {
     let body = trim_end(trim_end(parse(pattern)?, Side::Start), Side::End);
+    // A language whose shortest string has n bytes needs more than n states: say so before
+    // determinising (`a{1000000}` would take long to find out).
+    if body.properties().minimum_len().is_some_and(|n| n >= max_states) {
+        return Err(too_many_states(max_states));
+    }
     // Search semantics: anything, a match, anything. Assertions inside the body still see the
     // real input boundaries, so `^` only holds when the leading part is empty.
     let anything = Hir::repetition(Repetition { min: 0, max: None, greedy: false, sub: Box::new(any_scalar()) });
@@ -58,9 +63,11 @@ pub fn pattern_language(pattern: &str, max_states: usize) -> Result<ByteDfa, Pat
         )
         .build_from_hir(&hir)
         .map_err(|e| PatternError { message: format!("the pattern is too large to compile: {e}") })?;
-    ByteDfa::from_nfa(&nfa, max_states).map_err(|e| PatternError {
-        message: format!("the pattern's automaton exceeds the limit of {} states", e.limit),
-    })
+    ByteDfa::from_nfa(&nfa, max_states).map_err(|e| too_many_states(e.limit))
+}
+
+fn too_many_states(limit: usize) -> PatternError {
+    PatternError { message: format!("the pattern's automaton exceeds the limit of {limit} states") }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -330,7 +337,8 @@ impl Parser {
             } else if self.eat('<') {
                 self.group_name()?;
             } else {
-                return self.fail("unsupported group construct (inline modifiers are not ECMA-262 patterns here)");
+                return self
+                    .fail("unsupported group construct: only `(?:...)` and `(?<name>...)` groups are supported");
             }
         }
         let body = self.disjunction(depth + 1)?;

@@ -8,10 +8,10 @@
 //! The construction is deterministic from the start: the automaton's body states are the decoded
 //! DFA's states at code point boundaries, and every spelling of a code point leads from a state to
 //! the state the decoded DFA reaches after that code point's UTF-8 bytes. The hexadecimal digits
-//! of `\u` escapes form a 16-way trie per state; equal subtries are shared (hash-consed), so a
-//! state costs a pass over the 65,536 BMP code units, not a node per code unit. Code points
-//! beyond the BMP are handled per high surrogate, and their low surrogates' tries are shared by
-//! the decoded state their first two UTF-8 bytes lead to.
+//! of `\u` escapes form a 16-way trie; since hex digits and UTF-8 bytes split a code unit's bits
+//! at nearly the same places, each subtrie is a function of a decoded state and a few leftover
+//! bits, and is built once for all (memoised, and equal nodes hash-consed). A body state thus
+//! costs a few hundred steps, not one per code unit, and so does each high surrogate range.
 
 use std::collections::HashMap;
 
@@ -71,11 +71,14 @@ struct Graph<'d> {
     unfilled: Vec<StateId>,
     /// (decoded state, continuation bytes still to come, range of the next byte) -> node.
     continuations: HashMap<(StateId, u8, u8, u8), NodeId>,
+    /// Memoised hex tries, by the decoded state they start from and the bits still free (see
+    /// `unicode_escape`).
+    three_byte_tails: HashMap<(StateId, u8), NodeId>,
+    last_bytes: HashMap<(StateId, u8), NodeId>,
+    high_surrogates: HashMap<[StateId; 5], [NodeId; 4]>,
     /// (state after a 4-byte sequence's first two bytes, which quarter of the third byte) ->
     /// the node after a high surrogate escape.
     pairs: HashMap<(StateId, u8), NodeId>,
-    /// Hex tries whose every leaf is the same node, by (leaf count, leaf).
-    uniform: HashMap<(usize, NodeId), NodeId>,
     close: NodeId,
 }
 
@@ -89,8 +92,10 @@ impl<'d> Graph<'d> {
             body: vec![NONE; decoded.state_count()],
             unfilled: Vec::new(),
             continuations: HashMap::new(),
+            three_byte_tails: HashMap::new(),
+            last_bytes: HashMap::new(),
+            high_surrogates: HashMap::new(),
             pairs: HashMap::new(),
-            uniform: HashMap::new(),
             close: NONE,
         }
     }
@@ -219,86 +224,180 @@ impl<'d> Graph<'d> {
         self.add(Node { edges: edges(out), accepting: false })
     }
 
-    /// After `\u` in state `state`: four hex digits of a BMP code point, or of a high surrogate
-    /// followed by a low surrogate escape.
+    /// After `\u` in state `state`: the hex digits `n1 n2 n3 n4` of a UTF-16 code unit, a BMP
+    /// code point or a high surrogate that a low surrogate escape must follow.
+    ///
+    /// The digits line up with UTF-8: a three-byte character is `1110 n1 | 10 n2 n3' | 10 n3'' n4`
+    /// (`n3'`, `n3''`: the high and low two bits of `n3`), a two-byte one `110 n2 n3' | 10 n3'' n4`
+    /// with `n1 = 0`. So the node after some digits is a function of the decoded state after the
+    /// UTF-8 bytes they fix and of the bits left over, and memoising on that shares the tries
+    /// between all decoded states.
     fn unicode_escape(&mut self, state: StateId) -> Result<NodeId, StateLimitExceeded> {
-        let mut targets = vec![NONE; 0x10000];
-        let mut buf = [0u8; 4];
-        for (unit, target) in targets.iter_mut().enumerate() {
-            let unit = unit as u32;
-            *target = match unit {
-                0xD800..=0xDBFF => self.pair(state, unit)?,
-                0xDC00..=0xDFFF => NONE,
+        let d = self.decoded;
+        let mut children = [NONE; 16];
+        children[0] = self.below_0x1000(state)?;
+        for (n1, child) in children.iter_mut().enumerate().skip(1) {
+            *child = match n1 {
+                0xD => self.d_block(state)?,
                 _ => {
-                    let c = char::from_u32(unit).expect("a non-surrogate BMP code point");
-                    self.body(self.decoded.run(state, c.encode_utf8(&mut buf).as_bytes()))?
+                    let after_lead = d.next(state, 0xE0 | n1 as u8);
+                    let mut next = [NONE; 16];
+                    for (n2, slot) in next.iter_mut().enumerate() {
+                        *slot = self.three_byte_tail(after_lead, n2 as u8)?;
+                    }
+                    self.hex_node(&next)?
                 }
             };
         }
-        self.hex_trie(&targets)
+        self.hex_node(&children)
     }
 
-    /// After the escape of high surrogate `high` in state `state`: `\u` and a low surrogate.
-    fn pair(&mut self, state: StateId, high: u32) -> Result<NodeId, StateLimitExceeded> {
+    /// Units `0n2n3n4`: one, two or (from U+0800) three UTF-8 bytes.
+    fn below_0x1000(&mut self, state: StateId) -> Result<NodeId, StateLimitExceeded> {
+        let d = self.decoded;
+        let mut children = [NONE; 16];
+        for (n2, child) in children.iter_mut().enumerate() {
+            let n2 = n2 as u8;
+            *child = if n2 >= 8 {
+                self.three_byte_tail(d.next(state, 0xE0), n2)?
+            } else {
+                let mut next = [NONE; 16];
+                for (n3, slot) in next.iter_mut().enumerate() {
+                    let n3 = n3 as u8;
+                    *slot = if n2 == 0 && n3 < 8 {
+                        // ASCII: one byte, `n3 n4`.
+                        let mut leaf = [NONE; 16];
+                        for (n4, target) in leaf.iter_mut().enumerate() {
+                            *target = self.body(d.next(state, n3 << 4 | n4 as u8))?;
+                        }
+                        self.hex_node(&leaf)?
+                    } else {
+                        self.last_byte(d.next(state, 0xC0 | n2 << 2 | n3 >> 2), n3 & 3)?
+                    };
+                }
+                self.hex_node(&next)?
+            };
+        }
+        self.hex_node(&children)
+    }
+
+    /// Units `Dn2n3n4`: three-byte characters below U+D800, then high surrogates (a pair must
+    /// follow), then low surrogates (not admitted alone).
+    fn d_block(&mut self, state: StateId) -> Result<NodeId, StateLimitExceeded> {
+        let d = self.decoded;
+        let after_ed = d.next(state, 0xED);
+        let mut children = [NONE; 16];
+        for (n2, child) in children.iter_mut().enumerate().take(8) {
+            *child = self.three_byte_tail(after_ed, n2 as u8)?;
+        }
+        // Code points beyond the BMP start with F0..F4: the states after those lead bytes are
+        // all that the high surrogates' subtries depend on.
+        let mut after_leads = [DEAD; 5];
+        for (i, after) in after_leads.iter_mut().enumerate() {
+            *after = d.next(state, 0xF0 + i as u8);
+        }
+        let high = match self.high_surrogates.get(&after_leads) {
+            Some(&high) => high,
+            None => {
+                let mut high = [NONE; 4];
+                for (i, slot) in high.iter_mut().enumerate() {
+                    let mut next = [NONE; 16];
+                    for (n3, branch) in next.iter_mut().enumerate() {
+                        let mut leaf = [NONE; 16];
+                        for (n4, target) in leaf.iter_mut().enumerate() {
+                            let unit = 0xD800 + ((i as u32) << 8 | (n3 as u32) << 4 | n4 as u32);
+                            *target = self.pair(&after_leads, unit)?;
+                        }
+                        *branch = self.hex_node(&leaf)?;
+                    }
+                    *slot = self.hex_node(&next)?;
+                }
+                self.high_surrogates.insert(after_leads, high);
+                high
+            }
+        };
+        children[8..12].copy_from_slice(&high);
+        self.hex_node(&children)
+    }
+
+    /// The last two digits `n3 n4` of a three-byte character whose lead byte led to `after_lead`.
+    fn three_byte_tail(&mut self, after_lead: StateId, n2: u8) -> Result<NodeId, StateLimitExceeded> {
+        if after_lead == DEAD {
+            return Ok(NONE);
+        }
+        if let Some(&id) = self.three_byte_tails.get(&(after_lead, n2)) {
+            return Ok(id);
+        }
+        let mut next = [NONE; 16];
+        for (n3, slot) in next.iter_mut().enumerate() {
+            let n3 = n3 as u8;
+            *slot = self.last_byte(self.decoded.next(after_lead, 0x80 | n2 << 2 | n3 >> 2), n3 & 3)?;
+        }
+        let id = self.hex_node(&next)?;
+        self.three_byte_tails.insert((after_lead, n2), id);
+        Ok(id)
+    }
+
+    /// The last digit `n4` of a character whose final UTF-8 byte is `10 bits n4`, from `state`.
+    fn last_byte(&mut self, state: StateId, bits: u8) -> Result<NodeId, StateLimitExceeded> {
+        if state == DEAD {
+            return Ok(NONE);
+        }
+        if let Some(&id) = self.last_bytes.get(&(state, bits)) {
+            return Ok(id);
+        }
+        let mut leaf = [NONE; 16];
+        for (n4, target) in leaf.iter_mut().enumerate() {
+            *target = self.body(self.decoded.next(state, 0x80 | bits << 4 | n4 as u8))?;
+        }
+        let id = self.hex_node(&leaf)?;
+        self.last_bytes.insert((state, bits), id);
+        Ok(id)
+    }
+
+    /// After the escape of high surrogate `high`: `\u` and a low surrogate. `after_leads` are the
+    /// decoded states after the lead bytes F0..F4.
+    fn pair(&mut self, after_leads: &[StateId; 5], high: u32) -> Result<NodeId, StateLimitExceeded> {
         // The high surrogate fixes the code point's first two UTF-8 bytes and the top two bits of
-        // the third; the low surrogate's 10 bits are the rest.
+        // the third; the low surrogate `DC00 + s n3 n4` supplies the rest.
         let first = 0x10000 + ((high - 0xD800) << 10);
-        let b1 = 0xF0 | (first >> 18) as u8;
+        let b1 = (first >> 18) as usize;
         let b2 = 0x80 | ((first >> 12) & 0x3F) as u8;
         let quarter = ((first >> 10) & 0x3) as u8;
-        let after = self.decoded.run(state, &[b1, b2]);
+        let after = self.decoded.next(after_leads[b1], b2);
         if after == DEAD {
             return Ok(NONE);
         }
         if let Some(&id) = self.pairs.get(&(after, quarter)) {
             return Ok(id);
         }
-        let mut lows = vec![NONE; 0x400];
-        for (k, target) in lows.iter_mut().enumerate() {
-            let b3 = 0x80 | (quarter << 4) | (k >> 6) as u8;
-            let b4 = 0x80 | (k & 0x3F) as u8;
-            *target = self.body(self.decoded.run(after, &[b3, b4]))?;
+        let mut second = [NONE; 16];
+        for s in 0..4u8 {
+            let mut next = [NONE; 16];
+            for (n3, slot) in next.iter_mut().enumerate() {
+                let n3 = n3 as u8;
+                let third = 0x80 | quarter << 4 | s << 2 | n3 >> 2;
+                *slot = self.last_byte(self.decoded.next(after, third), n3 & 3)?;
+            }
+            second[0xC + s as usize] = self.hex_node(&next)?;
         }
-        // Low surrogates DC00-DFFF: first digit D, second C-F, then two free digits.
-        let mut second = Vec::new();
-        for (s, block) in lows.chunks(0x100).enumerate() {
-            let rest = self.hex_trie(block)?;
-            second.extend(nibble_edges(0xC + s as u8, rest));
-        }
-        let second = self.add(Node { edges: edges(second), accepting: false })?;
-        let first_digit = self.add(Node { edges: edges(nibble_edges(0xD, second)), accepting: false })?;
+        let second = self.hex_node(&second)?;
+        let mut first_digit = [NONE; 16];
+        first_digit[0xD] = second;
+        let first_digit = self.hex_node(&first_digit)?;
         let u = self.add(Node { edges: edges(vec![(b'u', first_digit)]), accepting: false })?;
         let id = self.add(Node { edges: edges(vec![(b'\\', u)]), accepting: false })?;
         self.pairs.insert((after, quarter), id);
         Ok(id)
     }
 
-    /// The trie reading `log16(targets.len())` hex digits (either case) to `targets[value]`.
-    fn hex_trie(&mut self, targets: &[NodeId]) -> Result<NodeId, StateLimitExceeded> {
-        if targets.len() == 1 {
-            return Ok(targets[0]);
-        }
-        let first = targets[0];
-        let uniform = targets.iter().all(|&t| t == first);
-        if uniform {
-            if first == NONE {
-                return Ok(NONE);
-            }
-            if let Some(&id) = self.uniform.get(&(targets.len(), first)) {
-                return Ok(id);
-            }
-        }
-        let chunk = targets.len() / 16;
-        let mut out = Vec::new();
-        for (digit, block) in targets.chunks(chunk).enumerate() {
-            let child = self.hex_trie(block)?;
+    /// The node reading one hex digit (either case) to `children[digit]`.
+    fn hex_node(&mut self, children: &[NodeId; 16]) -> Result<NodeId, StateLimitExceeded> {
+        let mut out = Vec::with_capacity(22);
+        for (digit, &child) in children.iter().enumerate() {
             out.extend(nibble_edges(digit as u8, child));
         }
-        let id = self.add(Node { edges: edges(out), accepting: false })?;
-        if uniform {
-            self.uniform.insert((targets.len(), first), id);
-        }
-        Ok(id)
+        self.add(Node { edges: edges(out), accepting: false })
     }
 
     /// Emits the graph as a Thompson NFA (deterministic already) and extracts the minimal DFA.
@@ -435,6 +534,26 @@ mod tests {
             ("\"\\ud83d\\ude00/\"", false),
         ] {
             assert_eq!(json.matches(text.as_bytes()), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn every_code_point_is_spelled_by_its_own_units() {
+        let pattern = "^[ab\\u00e0-\\u0fff\\ud7f0-\\ue010\\u{10000}-\\u{1000f}\\u{10ff00}-\\u{10ffff}\\u{1f600}]$";
+        let decoded = pattern_language(pattern, 10_000).unwrap();
+        let json = json_strings_decoding_to(&decoded, 100_000).unwrap();
+        let mut buf = [0u8; 4];
+        let edges = [0x7F, 0x80, 0x7FF, 0x800, 0xFFF, 0x1000, 0xD7FF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF];
+        for c in (0..=0x10FFFFu32).step_by(7).chain(edges).filter_map(char::from_u32) {
+            let want = decoded.matches(c.encode_utf8(&mut buf).as_bytes());
+            let mut units = [0u16; 2];
+            let escaped: String = c.encode_utf16(&mut units).iter().map(|u| format!("\\u{u:04x}")).collect();
+            for text in [format!("\"{escaped}\""), format!("\"{}\"", escaped.to_uppercase().replace("\\U", "\\u"))] {
+                assert_eq!(json.matches(text.as_bytes()), want, "{text}");
+            }
+            if c >= ' ' && c != '"' && c != '\\' {
+                assert_eq!(json.matches(format!("\"{c}\"").as_bytes()), want, "{c:?}");
+            }
         }
     }
 

@@ -7,7 +7,8 @@
 
 mod rows;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::structured::{DocumentMatcher, StructuredProgram};
@@ -17,7 +18,7 @@ use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
 use crate::options::BindPolicy;
 use crate::session::Session;
-use crate::vocabulary::{CompiledVocabulary, TokenTrie, Vocabulary};
+use crate::vocabulary::{CompiledVocabulary, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use rows::RowTable;
 
@@ -40,8 +41,28 @@ pub(crate) struct BoundInner {
 pub(crate) enum BoundKind {
     /// One precomputed row per DFA state, over the class trie.
     Regular { dfa: Arc<ByteDfa>, trie: Arc<TokenTrie>, rows: RowTable },
-    /// Masks computed per step by walking the byte trie with the matcher.
-    Structured { program: Arc<StructuredProgram>, trie: Arc<TokenTrie> },
+    /// Masks computed per step by walking the byte trie with the matcher, except inside
+    /// strings, where precomputed rows serve every token that stays in the string.
+    Structured { program: Arc<StructuredProgram>, trie: Arc<TokenTrie>, strings: StringRows },
+}
+
+/// Inside a string, a token either stays in it (then only the string's automaton decides) or
+/// closes it and goes on in the enclosing value (few tokens: those holding a quote). For each
+/// (string automaton, state) the first set is a precomputed row, the second a list of tokens the
+/// matcher checks one by one.
+#[derive(Debug)]
+pub(crate) struct StringRows {
+    vocabulary_uid: u64,
+    tries: Arc<TrieCache>,
+    splits: Mutex<HashMap<(usize, StateId), Arc<StringSplit>>>,
+}
+
+#[derive(Debug)]
+pub(crate) struct StringSplit {
+    /// Tokens that keep the string open.
+    inside: Vec<u32>,
+    /// Tokens that close the string, possibly continuing after it.
+    closing: Vec<TokenId>,
 }
 
 impl BoundSchema {
@@ -50,13 +71,13 @@ impl BoundSchema {
         vocabulary: &CompiledVocabulary,
         policy: BindPolicy,
         eager_table_bytes: usize,
-        tries: &TrieCache,
+        tries: Arc<TrieCache>,
     ) -> Result<BoundSchema> {
         let word_count = vocabulary.mask_word_count();
         let (kind, policy) = match executable.backend() {
             Backend::Regular(dfa) => {
                 let dfa = Arc::clone(dfa);
-                let trie = tries.class_trie(vocabulary, dfa.byte_classes());
+                let trie = tries.class_trie(vocabulary.uid(), vocabulary.vocabulary(), dfa.byte_classes());
                 let policy = match policy {
                     BindPolicy::Adaptive => {
                         let table_bytes = dfa.state_count().saturating_mul(word_count * 4);
@@ -72,7 +93,11 @@ impl BoundSchema {
                 (BoundKind::Regular { dfa, trie, rows }, policy)
             }
             Backend::Structured(program) => (
-                BoundKind::Structured { program: Arc::clone(program), trie: Arc::clone(vocabulary.byte_trie()) },
+                BoundKind::Structured {
+                    program: Arc::clone(program),
+                    trie: Arc::clone(vocabulary.byte_trie()),
+                    strings: StringRows { vocabulary_uid: vocabulary.uid(), tries, splits: Mutex::new(HashMap::new()) },
+                },
                 BindPolicy::Lazy,
             ),
         };
@@ -176,29 +201,78 @@ impl BoundInner {
         })
     }
 
-    /// Writes the mask of a structured position: one pruned walk of the byte trie, cloning the
-    /// matcher at each node.
+    /// Writes the mask of a structured position.
     pub(crate) fn structured_mask(&self, matcher: &DocumentMatcher, out: &mut [u32]) {
-        let BoundKind::Structured { program, trie } = &self.kind else {
+        let BoundKind::Structured { program, trie, strings } = &self.kind else {
             unreachable!("structured masks exist for structured schemas only")
         };
-        out.fill(0);
         let graph = &program.graph;
-        trie.walk(
-            matcher.clone(),
-            |m, byte| {
-                let mut next = m;
-                next.feed(graph, byte).then_some(next)
-            },
-            |_, ids| {
-                for &id in ids {
-                    mask::set_bit(out, id);
+        match matcher.string_context(graph) {
+            Some((string, state)) => {
+                let split = self.string_split(strings, string, state);
+                out.copy_from_slice(&split.inside);
+                for &id in &split.closing {
+                    let bytes = self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
+                    let mut next = matcher.clone();
+                    if next.feed_all(graph, bytes) {
+                        mask::set_bit(out, id);
+                    }
                 }
-            },
-        );
+            }
+            None => {
+                // One pruned walk of the byte trie, cloning the matcher at each node.
+                out.fill(0);
+                trie.walk(
+                    matcher.clone(),
+                    |m, byte| {
+                        let mut next = m;
+                        next.feed(graph, byte).then_some(next)
+                    },
+                    |_, ids| {
+                        for &id in ids {
+                            mask::set_bit(out, id);
+                        }
+                    },
+                );
+            }
+        }
         if matcher.is_accepting() {
             self.set_eos(out);
         }
+    }
+
+    fn string_split(&self, rows: &StringRows, string: &Arc<ByteDfa>, state: StateId) -> Arc<StringSplit> {
+        let key = (Arc::as_ptr(string) as usize, state);
+        if let Some(hit) = rows.splits.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Arc::clone(hit);
+        }
+        let trie = rows.tries.class_trie(rows.vocabulary_uid, &self.vocabulary, string.byte_classes());
+        let mut inside = vec![0u32; self.word_count];
+        let mut closing = Vec::new();
+        // The walk state carries whether the string closed on the way: past that point every
+        // token is a closing one, whatever its remaining classes.
+        trie.walk(
+            (state, false),
+            |(s, closed), class| {
+                if closed {
+                    return Some((s, true));
+                }
+                let next = string.next_class(s, class);
+                (next != DEAD).then(|| (next, string.is_accepting(next)))
+            },
+            |&(_, closed), ids| {
+                if closed {
+                    closing.extend_from_slice(ids);
+                } else {
+                    for &id in ids {
+                        mask::set_bit(&mut inside, id);
+                    }
+                }
+            },
+        );
+        let split = Arc::new(StringSplit { inside, closing });
+        rows.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Arc::clone(&split));
+        split
     }
 
     pub(crate) fn set_eos(&self, row: &mut [u32]) {

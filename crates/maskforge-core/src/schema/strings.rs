@@ -13,6 +13,11 @@ use crate::schema::pointer_push;
 /// Largest length bound unrolled into a string automaton.
 pub(crate) const MAX_LENGTH_BOUND: u64 = 256;
 
+/// Known formats without an exact regular language: `regex` (pattern syntax nests without
+/// bound), the IDNA formats, and `hostname`, whose A-labels (`xn--`) must decode to valid IDNA,
+/// which no finite automaton checks. Asserting them is diagnosed rather than approximated.
+const NON_REGULAR_FORMATS: &[&str] = &["regex", "idn-hostname", "idn-email", "hostname"];
+
 /// What the string keywords of one schema object admit.
 #[derive(Debug, Clone)]
 pub(crate) enum StringLanguage {
@@ -92,6 +97,14 @@ pub(crate) fn string_language(
     }
     if let Some(Value::String(name)) = map.get("format") {
         if options.format_assertion {
+            if NON_REGULAR_FORMATS.contains(&name.as_str()) {
+                return Err(keyword_diag(
+                    DiagnosticCode::UnsupportedKeyword,
+                    pointer,
+                    "format",
+                    format!("format {name:?} is not a regular language and cannot be asserted exactly yet (set format_assertion to false to treat it as an annotation)"),
+                ));
+            }
             // Unknown formats are annotations, as the specification says.
             if let Some(decoded) = formats::format_language(name, max_states) {
                 let decoded = decoded.map_err(|e| {

@@ -36,6 +36,9 @@ pub(crate) struct Lowering<'a> {
     pub(crate) graph: Graph,
     /// Node of each schema location lowered so far (reserved before its content, for recursion).
     nodes: HashMap<String, NodeId>,
+    /// `oneOf` lowered as `anyOf`: exact only when no two branches share an instance, which is
+    /// checked once the graph is finished (pointer, pairwise intersections).
+    pub(crate) one_of_checks: Vec<(String, Vec<NodeId>)>,
 }
 
 /// The JSON types a `type` keyword admits.
@@ -63,6 +66,7 @@ impl<'a> Lowering<'a> {
             options,
             graph: Graph::new(limits.max_dfa_states.max(100_000), limits.max_dfa_states),
             nodes: HashMap::new(),
+            one_of_checks: Vec::new(),
         }
     }
 
@@ -108,7 +112,7 @@ impl<'a> Lowering<'a> {
         for keyword in map.keys() {
             let blocked = matches!(
                 keyword.as_str(),
-                "not" | "oneOf" | "if" | "propertyNames" | "dependencies" | "dependentRequired" | "dependentSchemas"
+                "not" | "if" | "propertyNames" | "dependencies" | "dependentRequired" | "dependentSchemas"
                     | "unevaluatedProperties" | "unevaluatedItems" | "contains" | "$dynamicRef" | "$recursiveRef"
             );
             if blocked && is_known_keyword(keyword, self.draft) {
@@ -155,6 +159,16 @@ impl<'a> Lowering<'a> {
             operands.extend(branches);
         }
         if let Some(branches) = self.subschema_list(map, pointer, "anyOf")? {
+            operands.push(self.graph.any(branches));
+        }
+        if let Some(branches) = self.subschema_list(map, pointer, "oneOf")? {
+            let mut overlaps = Vec::new();
+            for (i, &a) in branches.iter().enumerate() {
+                for &b in &branches[i + 1..] {
+                    overlaps.push(self.graph.all(vec![a, b]));
+                }
+            }
+            self.one_of_checks.push((pointer_push(pointer, "oneOf"), overlaps));
             operands.push(self.graph.any(branches));
         }
         Ok(operands)

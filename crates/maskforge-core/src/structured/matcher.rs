@@ -36,6 +36,28 @@ enum Value {
 }
 
 impl Value {
+    /// The open string (or literal) this value is inside, when the enclosing structure does not
+    /// constrain its content: its automaton and state.
+    fn string_context<'a>(&'a self, graph: &'a Graph) -> Option<(&'a Arc<ByteDfa>, StateId)> {
+        match self {
+            Value::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
+            Value::Object(o) => match o.phase {
+                ObjectPhase::InKey => o
+                    .tracks
+                    .iter()
+                    .all(|t| key_open(graph, t.shape(graph), &t.seen))
+                    .then_some((&graph.any_string, o.key_text)),
+                ObjectPhase::InValue => common_context(graph, o.tracks.iter().map(|t| t.child.as_ref())),
+                _ => None,
+            },
+            Value::Array(a) => match a.phase {
+                ArrayPhase::InItem => common_context(graph, a.tracks.iter().map(|t| t.child.as_ref())),
+                _ => None,
+            },
+            Value::Start(_) | Value::Number(_) => None,
+        }
+    }
+
     fn is_complete(&self) -> bool {
         match self {
             Value::Start(_) => false,
@@ -77,7 +99,12 @@ impl Value {
                     .map(|(i, _)| ObjectTrack { node, shape: i as u32, seen: Arc::new(Vec::new()), child: None })
                     .collect();
                 (!shapes.is_empty()).then(|| {
-                    Value::Object(Box::new(ObjectValue { phase: ObjectPhase::AfterOpen, key: StringDecoder::default(), tracks: shapes }))
+                    Value::Object(Box::new(ObjectValue {
+                        phase: ObjectPhase::AfterOpen,
+                        key: StringDecoder::default(),
+                        key_text: DEAD,
+                        tracks: shapes,
+                    }))
                 })
             }
             b'[' => {
@@ -134,6 +161,21 @@ impl Value {
     }
 }
 
+/// The string context every child shares, if they share one.
+fn common_context<'a>(
+    graph: &'a Graph,
+    mut children: impl Iterator<Item = Option<&'a Value>>,
+) -> Option<(&'a Arc<ByteDfa>, StateId)> {
+    let first = children.next()??.string_context(graph)?;
+    for child in children {
+        let other = child?.string_context(graph)?;
+        if !Arc::ptr_eq(first.0, other.0) || first.1 != other.1 {
+            return None;
+        }
+    }
+    Some(first)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ObjectPhase {
     AfterOpen,
@@ -150,6 +192,8 @@ enum ObjectPhase {
 struct ObjectValue {
     phase: ObjectPhase,
     key: StringDecoder,
+    /// The key's raw text on the any-string automaton, for masks inside keys.
+    key_text: StateId,
     tracks: Vec<ObjectTrack>,
 }
 
@@ -194,13 +238,18 @@ fn key_allowed(graph: &Graph, shape: &ObjectShape, seen: &[String], key: &str) -
     object_live(graph, shape, &with_key, seen.len() as u64 + 1)
 }
 
-/// Whether a key whose text so far is `decoder` can still become an allowed key.
-fn key_prefix_live(graph: &Graph, shape: &ObjectShape, seen: &[String], decoder: &StringDecoder) -> bool {
+/// Whether any key may come next (not only named ones): then every key text that stays a
+/// string is live, since infinitely many keys extend it and only finitely many were seen.
+fn key_open(graph: &Graph, shape: &ObjectShape, seen: &[String]) -> bool {
     let max = shape.max.unwrap_or(u64::MAX);
     let missing = missing_required(shape, seen).count() as u64;
     let only_required = (seen.len() as u64).saturating_add(missing) + 1 > max;
-    if !only_required && graph.is_satisfiable(shape.other) {
-        // Infinitely many keys extend any prefix, and only finitely many were seen.
+    !only_required && graph.is_satisfiable(shape.other)
+}
+
+/// Whether a key whose text so far is `decoder` can still become an allowed key.
+fn key_prefix_live(graph: &Graph, shape: &ObjectShape, seen: &[String], decoder: &StringDecoder) -> bool {
+    if key_open(graph, shape, seen) {
         return true;
     }
     // Required names need not be declared in `properties`.
@@ -209,6 +258,11 @@ fn key_prefix_live(graph: &Graph, shape: &ObjectShape, seen: &[String], decoder:
 }
 
 impl ObjectValue {
+    fn feed_key(&mut self, graph: &Graph, b: u8) -> DecodeStep {
+        self.key_text = graph.any_string.next(self.key_text, b);
+        self.key.feed(b)
+    }
+
     fn feed(&mut self, graph: &Graph, b: u8) -> Step {
         use ObjectPhase::*;
         match self.phase {
@@ -227,6 +281,7 @@ impl ObjectValue {
             }
             (AfterOpen, b'"') | (AfterComma, b'"') => {
                 self.key = StringDecoder::default();
+                self.key_text = graph.any_string.next(graph.any_string.start(), b'"');
                 self.phase = InKey;
                 // An empty prefix: live when some key can still be added.
                 let key = &self.key;
@@ -237,7 +292,7 @@ impl ObjectValue {
                 let key = StringDecoder::default();
                 self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, &key));
             }
-            (InKey, _) => match self.key.feed(b) {
+            (InKey, _) => match self.feed_key(graph, b) {
                 DecodeStep::Invalid => return Step::Rejected,
                 DecodeStep::Continue => {
                     let key = &self.key;
@@ -453,5 +508,13 @@ impl DocumentMatcher {
 
     pub(crate) fn is_accepting(&self) -> bool {
         self.trailing || (self.started && self.value.is_complete())
+    }
+
+    /// See [`Value::string_context`].
+    pub(crate) fn string_context<'a>(&'a self, graph: &'a Graph) -> Option<(&'a Arc<ByteDfa>, StateId)> {
+        if self.trailing || !self.started {
+            return None;
+        }
+        self.value.string_context(graph)
     }
 }

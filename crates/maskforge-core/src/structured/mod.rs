@@ -38,6 +38,7 @@ impl StructuredProgram {
 pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<StructuredProgram> {
     let mut lowering = lower::Lowering::new(document, options);
     let root = lowering.schema(document.root(), "")?;
+    let one_of_checks = std::mem::take(&mut lowering.one_of_checks);
     let mut graph = lowering.graph;
     graph.finish().map_err(|e| {
         let (code, message) = match e {
@@ -49,6 +50,17 @@ pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOpti
         };
         Diagnostic::new(code, "", message)
     })?;
+    for (pointer, overlaps) in one_of_checks {
+        if overlaps.iter().any(|&both| graph.is_satisfiable(both)) {
+            return Err(Diagnostic::new(
+                DiagnosticCode::UnsupportedKeyword,
+                pointer,
+                "oneOf whose branches can match the same instance is not supported yet (disjoint branches are)",
+            )
+            .with_keyword("oneOf")
+            .into());
+        }
+    }
     if !graph.is_satisfiable(root) {
         return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
     }
