@@ -297,6 +297,10 @@ struct RawDfa {
 }
 
 impl RawDfa {
+    fn row(&self, state: usize) -> &[StateId] {
+        &self.transitions[state * self.columns..(state + 1) * self.columns]
+    }
+
     fn finish(self) -> ByteDfa {
         minimize(self, true)
     }
@@ -344,139 +348,314 @@ fn merge_equal_columns(raw: RawDfa) -> RawDfa {
     }
 }
 
-/// Trims states that cannot reach acceptance (or are unreachable), then merges equivalent states
-/// by partition refinement, and recomputes byte classes. When `zero_is_dead` is false, state 0 is
-/// an ordinary state (it may accept), so only co-reachability decides deadness.
+/// Trims states that are unreachable or cannot reach acceptance, merges equivalent states
+/// ([`hopcroft`]), renumbers the survivors breadth-first from the start and recomputes byte
+/// classes. When `zero_is_dead` is false, state 0 is an ordinary state (it may accept), so only
+/// co-reachability decides deadness.
 fn minimize(raw: RawDfa, zero_is_dead: bool) -> ByteDfa {
+    minimize_with(raw, zero_is_dead, hopcroft)
+}
+
+/// [`minimize`] with the refinement step as a parameter, so that tests can swap in a reference.
+fn minimize_with(raw: RawDfa, zero_is_dead: bool, refine: fn(&RawDfa, &[bool]) -> Blocks) -> ByteDfa {
     let raw = merge_equal_columns(raw);
+    let live = live_states(&raw, zero_is_dead);
+    if !live[raw.start as usize] {
+        return ByteDfa::empty();
+    }
+    let blocks = refine(&raw, &live);
+    renumber(&raw, &blocks)
+}
+
+/// The states reachable from the start that can still reach an accepting state.
+fn live_states(raw: &RawDfa, zero_is_dead: bool) -> Vec<bool> {
     let n = raw.accepting.len();
-    let cols = raw.columns;
-    let succ = |s: usize, c: usize| raw.transitions[s * cols + c] as usize;
-    // Reachable from start.
+    let expands = |s: usize| !(zero_is_dead && s == 0);
     let mut reachable = vec![false; n];
     let mut stack = vec![raw.start as usize];
     reachable[raw.start as usize] = true;
     while let Some(s) = stack.pop() {
-        if zero_is_dead && s == 0 {
+        if !expands(s) {
             continue;
         }
-        for c in 0..cols {
-            let t = succ(s, c);
-            if !reachable[t] {
-                reachable[t] = true;
-                stack.push(t);
+        for &t in raw.row(s) {
+            if !reachable[t as usize] {
+                reachable[t as usize] = true;
+                stack.push(t as usize);
             }
         }
     }
-    // Co-reachable: reverse edges from accepting states.
-    let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (s, &is_reachable) in reachable.iter().enumerate() {
-        if !is_reachable || (zero_is_dead && s == 0) {
-            continue;
+    // Co-reachability walks the reversed edges of reachable states, as one flat adjacency list.
+    let mut offsets = vec![0u32; n + 1];
+    let sources = || (0..n).filter(|&s| reachable[s] && expands(s));
+    for s in sources() {
+        for &t in raw.row(s) {
+            offsets[t as usize + 1] += 1;
         }
-        for c in 0..cols {
-            let t = succ(s, c);
-            reverse[t].push(s as u32);
+    }
+    for t in 0..n {
+        offsets[t + 1] += offsets[t];
+    }
+    let mut fill = offsets.clone();
+    let mut predecessors = vec![0u32; offsets[n] as usize];
+    for s in sources() {
+        for &t in raw.row(s) {
+            predecessors[fill[t as usize] as usize] = s as u32;
+            fill[t as usize] += 1;
         }
     }
     let mut live = vec![false; n];
-    let mut stack: Vec<usize> = (0..n)
-        .filter(|&s| reachable[s] && raw.accepting[s] && !(zero_is_dead && s == 0))
-        .collect();
+    let mut stack: Vec<usize> = sources().filter(|&s| raw.accepting[s]).collect();
     for &s in &stack {
         live[s] = true;
     }
     while let Some(s) = stack.pop() {
-        for &p in &reverse[s] {
+        for &p in &predecessors[offsets[s] as usize..offsets[s + 1] as usize] {
             if !live[p as usize] {
                 live[p as usize] = true;
                 stack.push(p as usize);
             }
         }
     }
-    if !live[raw.start as usize] {
-        return ByteDfa::empty();
+    live
+}
+
+/// A partition of a [`RawDfa`]'s states: `block[s]` is 0 for every non-live state and
+/// `1..count` for the classes of equivalent live states.
+struct Blocks {
+    block: Vec<u32>,
+    count: usize,
+}
+
+/// Merges equivalent live states with Hopcroft's algorithm: start from {accepting, rejecting},
+/// and repeatedly split every block by "has a `c`-transition into splitter block `B`". When a
+/// block splits, only its smaller half needs to become a new splitter (the partition is already
+/// stable, or will be, for the whole block), so each state enters a splitter `O(log n)` times and
+/// the total cost is `O(n · k · log n)` for `k` columns, whatever the automaton's depth.
+///
+/// Only live states take part; a transition to a non-live state is simply absent, which is why
+/// both initial blocks start as splitters (the usual "all but one" shortcut needs a complete DFA).
+fn hopcroft(raw: &RawDfa, live: &[bool]) -> Blocks {
+    let n = raw.accepting.len();
+    let inverse = InverseTransitions::new(raw, live);
+    let accepting: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize] && raw.accepting[s as usize]).collect();
+    let rejecting: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize] && !raw.accepting[s as usize]).collect();
+    let mut partition = RefinablePartition::new(n, [accepting, rejecting]);
+    // Each entry stands for the pairs (block, c) of every column `c`: a block is pushed once,
+    // when it is created, and every block created by a split is its smaller half.
+    let mut worklist: Vec<u32> = (0..partition.block_count() as u32).collect();
+    let mut predecessors: Vec<u32> = Vec::new();
+    while let Some(splitter) = worklist.pop() {
+        for c in 0..raw.columns {
+            // Collected first: marking reorders states, possibly inside the splitter itself.
+            predecessors.clear();
+            for &t in partition.members(splitter) {
+                predecessors.extend_from_slice(inverse.sources(c, t));
+            }
+            for &p in &predecessors {
+                partition.mark(p);
+            }
+            partition.split_marked(|block| worklist.push(block));
+        }
     }
-    // Partition refinement (Moore). Block 0 is the dead block (all non-live states).
-    let mut block: Vec<u32> = (0..n).map(|s| if !live[s] { 0 } else if raw.accepting[s] { 1 } else { 2 }).collect();
-    let mut block_count = {
-        let mut seen = [false; 3];
-        for (s, &b) in block.iter().enumerate() {
-            if live[s] {
-                seen[b as usize] = true;
-            }
+    let mut block = vec![0u32; n];
+    for (s, slot) in block.iter_mut().enumerate() {
+        if live[s] {
+            *slot = partition.block_of(s as u32) + 1;
         }
-        1 + seen[1] as usize + seen[2] as usize
-    };
-    let live_states: Vec<usize> = (0..n).filter(|&s| live[s]).collect();
-    loop {
-        let mut signatures: HashMap<Vec<u32>, u32> = HashMap::with_capacity(live_states.len());
-        let mut next_block = vec![0u32; n];
-        let mut signature = Vec::with_capacity(cols + 1);
-        for &s in &live_states {
-            signature.clear();
-            signature.push(block[s]);
-            for c in 0..cols {
-                let t = succ(s, c);
-                signature.push(if live[t] { block[t] } else { 0 });
-            }
-            let fresh = signatures.len() as u32 + 1;
-            next_block[s] = *signatures.entry(signature.clone()).or_insert(fresh);
-        }
-        let count = signatures.len() + 1;
-        block = next_block;
-        if count == block_count {
-            break;
-        }
-        block_count = count;
     }
-    // Renumber blocks in BFS order from the start so that state ids are deterministic.
-    let representative = {
-        let mut rep = vec![usize::MAX; block_count];
-        for &s in &live_states {
-            if rep[block[s] as usize] == usize::MAX {
-                rep[block[s] as usize] = s;
-            }
+    Blocks { block, count: partition.block_count() + 1 }
+}
+
+/// For each column `c` and live state `t`, the live states with a `c`-transition to `t`, in one
+/// flat array indexed by `offsets[c * n + t]..offsets[c * n + t + 1]`.
+struct InverseTransitions {
+    n: usize,
+    offsets: Vec<u32>,
+    sources: Vec<u32>,
+}
+
+impl InverseTransitions {
+    fn new(raw: &RawDfa, live: &[bool]) -> InverseTransitions {
+        let n = raw.accepting.len();
+        let edges = || {
+            (0..n).filter(|&s| live[s]).flat_map(move |s| {
+                raw.row(s).iter().enumerate().filter(|&(_, &t)| live[t as usize]).map(move |(c, &t)| (s as u32, c * n + t as usize))
+            })
+        };
+        let mut offsets = vec![0u32; raw.columns * n + 1];
+        for (_, slot) in edges() {
+            offsets[slot + 1] += 1;
         }
-        rep
-    };
-    let mut new_id = vec![u32::MAX; block_count];
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        let mut fill = offsets.clone();
+        let mut sources = vec![0u32; *offsets.last().unwrap() as usize];
+        for (s, slot) in edges() {
+            sources[fill[slot] as usize] = s;
+            fill[slot] += 1;
+        }
+        InverseTransitions { n, offsets, sources }
+    }
+
+    fn sources(&self, column: usize, target: u32) -> &[u32] {
+        let slot = column * self.n + target as usize;
+        &self.sources[self.offsets[slot] as usize..self.offsets[slot + 1] as usize]
+    }
+}
+
+/// A partition of states into blocks that can be split in time proportional to the marked
+/// states: each block is a contiguous range of `elements`, with its marked states at the front.
+struct RefinablePartition {
+    elements: Vec<u32>,
+    /// State -> index in `elements`.
+    position: Vec<u32>,
+    /// State -> block (meaningful for states in some block only).
+    block_of: Vec<u32>,
+    /// Block -> range `first..end` of `elements`.
+    first: Vec<u32>,
+    end: Vec<u32>,
+    /// Block -> how many of its states are marked.
+    marked: Vec<u32>,
+    /// Blocks with at least one marked state.
+    touched: Vec<u32>,
+}
+
+impl RefinablePartition {
+    /// Blocks from the non-empty `groups` of states among `0..n`.
+    fn new(n: usize, groups: impl IntoIterator<Item = Vec<u32>>) -> RefinablePartition {
+        let mut partition = RefinablePartition {
+            elements: Vec::new(),
+            position: vec![0; n],
+            block_of: vec![0; n],
+            first: Vec::new(),
+            end: Vec::new(),
+            marked: Vec::new(),
+            touched: Vec::new(),
+        };
+        for group in groups.into_iter().filter(|g| !g.is_empty()) {
+            let block = partition.first.len() as u32;
+            partition.first.push(partition.elements.len() as u32);
+            for s in group {
+                partition.position[s as usize] = partition.elements.len() as u32;
+                partition.block_of[s as usize] = block;
+                partition.elements.push(s);
+            }
+            partition.end.push(partition.elements.len() as u32);
+            partition.marked.push(0);
+        }
+        partition
+    }
+
+    fn block_count(&self) -> usize {
+        self.first.len()
+    }
+
+    fn block_of(&self, state: u32) -> u32 {
+        self.block_of[state as usize]
+    }
+
+    fn members(&self, block: u32) -> &[u32] {
+        &self.elements[self.first[block as usize] as usize..self.end[block as usize] as usize]
+    }
+
+    /// Marks `state` by swapping it into its block's marked prefix.
+    fn mark(&mut self, state: u32) {
+        let block = self.block_of[state as usize] as usize;
+        let at = self.position[state as usize];
+        let boundary = self.first[block] + self.marked[block];
+        if at < boundary {
+            return;
+        }
+        let other = self.elements[boundary as usize];
+        self.elements.swap(at as usize, boundary as usize);
+        self.position[other as usize] = at;
+        self.position[state as usize] = boundary;
+        if self.marked[block] == 0 {
+            self.touched.push(block as u32);
+        }
+        self.marked[block] += 1;
+    }
+
+    /// Splits every partly marked block, giving the smaller half a new block number (so that
+    /// relabelling costs the smaller half only), reports each new block, and clears the marks.
+    fn split_marked(&mut self, mut on_new_block: impl FnMut(u32)) {
+        let mut touched = std::mem::take(&mut self.touched);
+        for &block in &touched {
+            let b = block as usize;
+            let (first, end, marked) = (self.first[b], self.end[b], self.marked[b]);
+            self.marked[b] = 0;
+            if marked == end - first {
+                continue;
+            }
+            let boundary = first + marked;
+            let new_range = if marked <= end - boundary {
+                self.first[b] = boundary;
+                first..boundary
+            } else {
+                self.end[b] = boundary;
+                boundary..end
+            };
+            let new_block = self.first.len() as u32;
+            for &s in &self.elements[new_range.start as usize..new_range.end as usize] {
+                self.block_of[s as usize] = new_block;
+            }
+            self.first.push(new_range.start);
+            self.end.push(new_range.end);
+            self.marked.push(0);
+            on_new_block(new_block);
+        }
+        touched.clear();
+        self.touched = touched;
+    }
+}
+
+/// Builds the minimal table from a partition: blocks are numbered breadth-first from the start
+/// (so that state ids are deterministic), and bytes whose columns agree in every state share a
+/// class.
+fn renumber(raw: &RawDfa, blocks: &Blocks) -> ByteDfa {
+    let n = raw.accepting.len();
+    let block = &blocks.block;
+    let mut representative = vec![usize::MAX; blocks.count];
+    for s in (0..n).rev() {
+        representative[block[s] as usize] = s;
+    }
+    let mut new_id = vec![u32::MAX; blocks.count];
     new_id[0] = DEAD;
-    let mut order = vec![block[raw.start as usize]];
-    new_id[block[raw.start as usize] as usize] = 1;
+    let start_block = block[raw.start as usize];
+    let mut order = vec![start_block];
+    new_id[start_block as usize] = 1;
     let mut cursor = 0;
     while cursor < order.len() {
         let s = representative[order[cursor] as usize];
         cursor += 1;
-        for c in 0..cols {
-            let t = succ(s, c);
-            if live[t] && new_id[block[t] as usize] == u32::MAX {
-                new_id[block[t] as usize] = order.len() as u32 + 1;
-                order.push(block[t]);
+        for &t in raw.row(s) {
+            let b = block[t as usize];
+            if new_id[b as usize] == u32::MAX {
+                new_id[b as usize] = order.len() as u32 + 1;
+                order.push(b);
             }
         }
     }
     let states = order.len() + 1;
-    // Byte classes of the minimal table: bytes whose columns agree in every state.
+    let target = |s: usize, column: usize| new_id[block[raw.row(s)[column] as usize] as usize];
+    // Bytes of one raw column always agree, so signatures are computed once per column, in the
+    // order of each column's first byte (which keeps the class numbering by first byte).
     let ColumnMap::Classes(column_of) = &raw.column_of;
-    let byte_column = |b: usize| column_of[b] as usize;
-    let target = |s: usize, b: usize| {
-        let t = succ(s, byte_column(b));
-        if live[t] {
-            new_id[block[t] as usize]
-        } else {
-            DEAD
-        }
-    };
-    let mut column_signature: HashMap<Vec<u32>, u8> = HashMap::new();
-    let mut classes = [0u8; 256];
+    let mut column_signature: HashMap<Vec<StateId>, u8> = HashMap::new();
+    let mut class_of_column: Vec<Option<u8>> = vec![None; raw.columns];
     let mut class_columns: Vec<usize> = Vec::new();
+    let mut classes = [0u8; 256];
     for (b, class) in classes.iter_mut().enumerate() {
-        let sig: Vec<u32> = order.iter().map(|&blk| target(representative[blk as usize], b)).collect();
-        let next = column_signature.len() as u8;
-        *class = *column_signature.entry(sig).or_insert_with(|| {
-            class_columns.push(b);
-            next
+        let column = column_of[b] as usize;
+        *class = *class_of_column[column].get_or_insert_with(|| {
+            let signature: Vec<StateId> = order.iter().map(|&blk| target(representative[blk as usize], column)).collect();
+            let next = column_signature.len() as u8;
+            *column_signature.entry(signature).or_insert_with(|| {
+                class_columns.push(column);
+                next
+            })
         });
     }
     let class_count = class_columns.len();
@@ -486,8 +665,8 @@ fn minimize(raw: RawDfa, zero_is_dead: bool) -> ByteDfa {
         let s = representative[blk as usize];
         let id = i + 1;
         accepting[id] = raw.accepting[s];
-        for (class, &b) in class_columns.iter().enumerate() {
-            transitions[id * class_count + class] = target(s, b);
+        for (class, &column) in class_columns.iter().enumerate() {
+            transitions[id * class_count + class] = target(s, column);
         }
     }
     ByteDfa { classes, class_count, transitions, accepting, start: 1 }
@@ -544,6 +723,85 @@ mod tests {
         assert_eq!(d.run(d.start(), b"xq"), DEAD);
         assert_ne!(d.run(d.start(), b"xy"), DEAD);
         assert_eq!(d.run(d.start(), b"xyzz"), DEAD);
+    }
+
+    /// The Moore refinement `minimize` used before Hopcroft: one round per level of depth,
+    /// each grouping live states by (own block, successor blocks). Kept as the reference.
+    fn moore(raw: &RawDfa, live: &[bool]) -> Blocks {
+        let n = raw.accepting.len();
+        let mut block: Vec<u32> = (0..n).map(|s| if !live[s] { 0 } else if raw.accepting[s] { 1 } else { 2 }).collect();
+        let mut count = 1 + [1, 2].iter().filter(|&&b| (0..n).any(|s| live[s] && block[s] == b)).count();
+        loop {
+            let mut signatures: HashMap<Vec<u32>, u32> = HashMap::new();
+            let mut next = vec![0u32; n];
+            for s in (0..n).filter(|&s| live[s]) {
+                let mut signature = vec![block[s]];
+                signature.extend(raw.row(s).iter().map(|&t| block[t as usize]));
+                let fresh = signatures.len() as u32 + 1;
+                next[s] = *signatures.entry(signature).or_insert(fresh);
+            }
+            block = next;
+            if signatures.len() + 1 == count {
+                return Blocks { block, count };
+            }
+            count = signatures.len() + 1;
+        }
+    }
+
+    /// A seeded xorshift64 generator.
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn below(&mut self, bound: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % bound as u64) as usize
+        }
+    }
+
+    /// A random table with `columns` columns over `base` states, doubled into two copies whose
+    /// transitions pick either copy of their target, so that many states are equivalent.
+    fn random_raw(rng: &mut XorShift) -> RawDfa {
+        let base = 1 + rng.below(12);
+        let columns = 1 + rng.below(4);
+        let doubled = rng.below(2) == 1;
+        let n = if doubled { 2 * base } else { base };
+        let accepting_base: Vec<bool> = (0..base).map(|_| rng.below(3) == 0).collect();
+        let rows_base: Vec<usize> = (0..base * columns).map(|_| rng.below(base)).collect();
+        let mut transitions = Vec::with_capacity(n * columns);
+        for s in 0..n {
+            for c in 0..columns {
+                let t = rows_base[(s % base) * columns + c];
+                let copy = if doubled { rng.below(2) * base } else { 0 };
+                transitions.push((t + copy) as StateId);
+            }
+        }
+        let accepting = (0..n).map(|s| accepting_base[s % base]).collect();
+        // Every column gets at least one byte, as in the tables that `from_nfa` and `product` build.
+        let mut column_of = [0u8; 256];
+        for (b, column) in column_of.iter_mut().enumerate() {
+            *column = if b < columns { b as u8 } else { rng.below(columns) as u8 };
+        }
+        let start = rng.below(n) as StateId;
+        RawDfa { columns, column_of: ColumnMap::Classes(Box::new(column_of)), transitions, accepting, start }
+    }
+
+    #[test]
+    fn hopcroft_matches_moore_on_random_tables() {
+        let mut merged = 0;
+        for seed in 1..=3000u64 {
+            let zero_is_dead = seed % 2 == 0;
+            let draw = || random_raw(&mut XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+            let states = draw().accepting.len();
+            let reference = minimize_with(draw(), zero_is_dead, moore);
+            let fast = minimize_with(draw(), zero_is_dead, hopcroft);
+            assert_eq!(fast, reference, "seed {seed}");
+            assert_eq!(fast.state_count(), reference.state_count());
+            merged += usize::from(reference.state_count() < states);
+        }
+        // The doubled tables must actually exercise merging.
+        assert!(merged > 1000, "{merged}");
     }
 
     #[test]

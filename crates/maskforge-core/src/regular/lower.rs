@@ -10,7 +10,7 @@ use crate::schema::refs;
 use crate::automata::{json, AnyOrderMembers, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::options::{CompilerOptions, Draft};
-use crate::schema::keywords::is_known_keyword;
+use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
 
@@ -148,11 +148,7 @@ impl<'a> Lowering<'a> {
     /// Diagnoses known keywords this arm does not support; unknown keywords are annotations.
     fn check_keywords(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<()> {
         for keyword in map.keys() {
-            let unsupported = match keyword.as_str() {
-                "$dynamicRef" | "$recursiveRef" => self.draft >= Draft::Draft201909,
-                _ => false,
-            };
-            if unsupported && is_known_keyword(keyword, self.draft) {
+            if unsupported_everywhere(keyword, self.draft) {
                 return Err(diag(
                     DiagnosticCode::UnsupportedKeyword,
                     &pointer_push(pointer, keyword),

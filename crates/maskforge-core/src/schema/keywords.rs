@@ -45,3 +45,14 @@ pub fn is_known_keyword(keyword: &str, draft: Draft) -> bool {
         }
     }
 }
+
+/// Known keywords that no backend supports yet: a schema using them is diagnosed wherever they
+/// appear. Draft 7 lets `contentEncoding` and `contentMediaType` assert (later drafts made them
+/// annotations), so there they are diagnosed rather than ignored.
+pub(crate) fn unsupported_everywhere(keyword: &str, draft: Draft) -> bool {
+    match keyword {
+        "$dynamicRef" | "$recursiveRef" => draft >= Draft::Draft201909,
+        "contentEncoding" | "contentMediaType" => draft == Draft::Draft7,
+        _ => false,
+    }
+}

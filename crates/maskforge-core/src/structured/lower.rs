@@ -11,7 +11,7 @@ use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft};
 use crate::schema::refs;
-use crate::schema::keywords::is_known_keyword;
+use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
 
@@ -113,9 +113,9 @@ impl<'a> Lowering<'a> {
             let blocked = matches!(
                 keyword.as_str(),
                 "not" | "if" | "propertyNames" | "dependencies" | "dependentRequired" | "dependentSchemas"
-                    | "unevaluatedProperties" | "unevaluatedItems" | "contains" | "$dynamicRef" | "$recursiveRef"
+                    | "unevaluatedProperties" | "unevaluatedItems" | "contains"
             );
-            if blocked && is_known_keyword(keyword, self.draft) {
+            if (blocked && is_known_keyword(keyword, self.draft)) || unsupported_everywhere(keyword, self.draft) {
                 return Err(unsupported(pointer, keyword));
             }
         }
