@@ -1,6 +1,6 @@
 //! Bind time and per-token mask time on real vocabularies.
 //!
-//! `cargo bench -p maskforge-core --bench masks` (or `make bench`).
+//! `cargo bench -p maskforge-core --features tokenizer-processing --bench masks` (or `make bench`).
 //!
 //! - `bind/{eager,lazy}/VOCAB/SCHEMA`: `program.bind` with no cache, so every bind rebuilds the
 //!   class trie and (eager) every row.
@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use maskforge_core::{
-    BindPolicy, BoundSchema, CompiledVocabulary, Compiler, CompilerOptions, Session, TokenId, Vocabulary,
+    BindPolicy, BoundSchema, CompiledVocabulary, Compiler, CompilerOptions, Session, TokenId, TokenizerJsonOptions,
+    Vocabulary,
 };
 
 struct Schema {
@@ -85,7 +86,7 @@ fn vocabularies() -> Vec<Vocab> {
     files
         .into_iter()
         .map(|(name, path, eos)| {
-            let vocabulary = load_byte_level_bpe(&path, eos);
+            let vocabulary = load(&path, eos);
             let ids = vocabulary.tokens_with_bytes().map(|(id, bytes)| (bytes.to_vec(), id)).collect();
             let compiled = CompiledVocabulary::try_from(Arc::new(vocabulary)).expect("compile vocabulary");
             Vocab { name, compiled, ids }
@@ -93,41 +94,9 @@ fn vocabularies() -> Vec<Vocab> {
         .collect()
 }
 
-/// Decodes a byte-level BPE `tokenizer.json` (GPT-2's byte-to-unicode table). Kept local so
-/// that the benchmark measures binding and masks only, whatever loader features are enabled.
-fn load_byte_level_bpe(path: &Path, eos: TokenId) -> Vocabulary {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let json: serde_json::Value = serde_json::from_str(&text).expect("tokenizer.json is JSON");
-    let mut unicode_to_byte = HashMap::new();
-    let mut shifted = 0u32;
-    for b in 0u32..256 {
-        let printable = (0x21..=0x7e).contains(&b) || (0xa1..=0xac).contains(&b) || (0xae..=0xff).contains(&b);
-        let c = if printable {
-            b
-        } else {
-            shifted += 1;
-            255 + shifted
-        };
-        unicode_to_byte.insert(char::from_u32(c).unwrap(), b as u8);
-    }
-    let mut tokens: Vec<Option<Vec<u8>>> = Vec::new();
-    let mut put = |id: usize, bytes: Option<Vec<u8>>| {
-        if tokens.len() <= id {
-            tokens.resize(id + 1, None);
-        }
-        tokens[id] = bytes;
-    };
-    for (piece, id) in json["model"]["vocab"].as_object().expect("model.vocab") {
-        let bytes = piece.chars().map(|c| unicode_to_byte[&c]).collect();
-        put(id.as_u64().unwrap() as usize, Some(bytes));
-    }
-    for added in json["added_tokens"].as_array().into_iter().flatten() {
-        let id = added["id"].as_u64().unwrap() as usize;
-        // Special tokens generate nothing; other added tokens are ordinary text.
-        let bytes = (added["special"] != true).then(|| added["content"].as_str().unwrap().as_bytes().to_vec());
-        put(id, bytes);
-    }
-    Vocabulary::from_id_ordered_tokens(tokens, eos).expect("valid vocabulary")
+fn load(path: &Path, eos: TokenId) -> Vocabulary {
+    let options = TokenizerJsonOptions::default().with_eos_token_ids(vec![eos]);
+    Vocabulary::from_tokenizer_json_file(path, &options).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn compiler(policy: BindPolicy) -> Compiler {

@@ -53,7 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     loop {
         session.write_mask(&mut mask)?;
         let allowed = allowed_tokens(&mask, eos_token_id);
-        println!("{:<44} allowed: {}", format!("{written:?}"), allowed.join(" "));
+        println!("{written:<42} allowed: {}", allowed.join(" "));
         if rest.is_empty() {
             break;
         }
