@@ -2762,7 +2762,7 @@ mod tests {
         #[test]
         fn liveness_matches_value_enumeration() {
             let started = Instant::now();
-            let stats = value_oracle(0x9e37_79b9_7f4a_7c15, 80, 6);
+            let stats = value_oracle(0x9e37_79b9_7f4a_7c15, 60, 7);
             eprintln!("value oracle: {stats:?} in {:?}", started.elapsed());
             assert!(stats.prefixes > 100_000, "{stats:?}");
         }
@@ -2770,9 +2770,9 @@ mod tests {
         #[test]
         fn liveness_matches_bounded_search() {
             let started = Instant::now();
-            let stats = tree_oracle(0x2545_f491_4f6c_dd1d, 40, 4);
+            let stats = tree_oracle(0x2545_f491_4f6c_dd1d, 10, 5);
             eprintln!("bounded-search oracle: {stats:?} in {:?}", started.elapsed());
-            assert!(stats.prefixes > 400_000, "{stats:?}");
+            assert!(stats.prefixes > 1_000_000, "{stats:?}");
         }
 
         /// Larger runs: `cargo test --release -p maskforge-core numbers -- --ignored`.
@@ -2786,26 +2786,5 @@ mod tests {
             let stats = tree_oracle(0x0fed_cba9_8765_4321, 60, 5);
             eprintln!("bounded-search oracle: {stats:?} in {:?}", started.elapsed());
         }
-    }
-
-    #[test]
-    #[ignore]
-    fn tmp_feed_cost() {
-        let m0 = NumberMatcher::new(Arc::new(NumberConstraints::default()));
-        let texts = ["123", "12.5", "-3.25e1", "0.001", "99.99", "1e2", "250", "7"];
-        let start = std::time::Instant::now();
-        let mut feeds = 0u64;
-        for _ in 0..2000000 {
-            for t in texts {
-                let mut m = m0.clone();
-                for &b in t.as_bytes() {
-                    let mut n = m.clone();
-                    feeds += 1;
-                    if !n.feed(b) { break; }
-                    m = n;
-                }
-            }
-        }
-        eprintln!("none: {:.0} ns/feed (clone+feed)", start.elapsed().as_nanos() as f64 / feeds as f64);
     }
 }
