@@ -20,8 +20,11 @@ with `format_assertion=False`, each draft's own default (drafts 2019-09 and
 2020-12 define format as an annotation, and drafts 4, 6 and 7 leave assertion
 optional, testing it only under `optional/format/`).
 
+Cases run in worker processes, one case at a time each; a case still running
+after `--case-timeout` seconds, or one that kills its worker, fails as an error.
+
 Usage:
-    python integration/conformance.py [--draft D] [--file SUBSTR] [--jobs N]
+    python integration/conformance.py [--draft D] [--file SUBSTR] [--jobs N] [--case-timeout S]
         [--json report.json] [--markdown docs/development/json-schema-support.md]
 """
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import multiprocessing.connection
 import sys
 import time
 from collections import Counter
@@ -274,7 +278,7 @@ def suite_commit(suite: Path) -> str:
 class Engine:
     """The vocabulary, compilers and token matcher one process runs cases with."""
 
-    def __init__(self, tokenizer: TokenizerBytes, remotes: dict[str, str], case_timeout: float):
+    def __init__(self, tokenizer: TokenizerBytes, remotes: dict[str, str]):
         import maskforge
 
         self.maskforge = maskforge
@@ -286,7 +290,6 @@ class Engine:
         self.eos_ids = list(self.vocabulary.eos_token_ids)
         self.matcher = TokenMatcher(tokenizer.tokens)
         self.remotes = remotes
-        self.case_timeout = case_timeout
         self.compilers = {}
 
     def compiler(self, draft: str, format_assertion: bool):
@@ -328,14 +331,9 @@ def run_case(engine: Engine, suite_file: SuiteFile, case_index: int, case: dict)
         for test in case["tests"]:
             result["tests"].append(_failed_test(test, "error", detail, schema_text))
         return result
-    deadline = time.monotonic() + engine.case_timeout
     for test in case["tests"]:
-        result["tests"].append(run_test(engine, bound, schema_text, test, deadline))
+        result["tests"].append(run_test(engine, bound, schema_text, test))
     return result
-
-
-class CaseTimeout(Exception):
-    """A case ran past its deadline."""
 
 
 def _reraise_interrupts(error: BaseException) -> None:
@@ -356,13 +354,11 @@ def _failed_test(test: dict, outcome: str, detail: str, schema_text: str) -> dic
     }
 
 
-def run_test(engine: Engine, bound, schema_text: str, test: dict, deadline: float) -> dict:
+def run_test(engine: Engine, bound, schema_text: str, test: dict) -> dict:
     """Drives one instance through a fresh session and classifies the result."""
     text = dumps(test["data"]).encode("utf-8")
     try:
-        admitted, detail, problems = drive(engine, bound, text, deadline)
-    except CaseTimeout:
-        return _failed_test(test, "error", f"case still running after {engine.case_timeout:g} s", schema_text)
+        admitted, detail, problems = drive(engine, bound, text)
     except BaseException as error:
         _reraise_interrupts(error)
         return _failed_test(test, "error", f"session raised {type(error).__name__}: {error}", schema_text)
@@ -374,7 +370,7 @@ def run_test(engine: Engine, bound, schema_text: str, test: dict, deadline: floa
     return _failed_test(test, outcome, detail, schema_text)
 
 
-def drive(engine: Engine, bound, text: bytes, deadline: float = float("inf")) -> tuple[bool, str, list[str]]:
+def drive(engine: Engine, bound, text: bytes) -> tuple[bool, str, list[str]]:
     """Feeds `text` token by token, then EOS; returns (admitted, where it stopped, mask problems).
 
     Each step takes the longest token that is a prefix of the remaining bytes and
@@ -393,8 +389,6 @@ def drive(engine: Engine, bound, text: bytes, deadline: float = float("inf")) ->
     problems: list[str] = []
     position = 0
     while position < len(text):
-        if time.monotonic() > deadline:
-            raise CaseTimeout
         check_mask(engine, session, mask, problems, position)
         token = choose_token(engine, session, mask, text, position, problems)
         if token is None:
@@ -442,15 +436,21 @@ def mask_bit(mask: bytearray, token_id: int) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# Running (serially or in worker processes)
+# Running, in worker processes
+#
+# Each worker builds its own engine and runs one case at a time, so that a case
+# that hangs or crashes the process (an abort in native code) costs only that
+# case: the worker is replaced and the case recorded as an error.
 
 _ENGINE: Engine | None = None
 
 
-def _init_worker(tokenizer: TokenizerBytes, remotes: dict[str, str], case_timeout: float) -> None:
-    """Builds the per-process engine; Rust objects are not shared across processes."""
+def _worker_main(connection, tokenizer: TokenizerBytes, remotes: dict[str, str]) -> None:
+    """Builds this process's engine, then runs the cases it is sent until told to stop."""
     global _ENGINE
-    _ENGINE = Engine(tokenizer, remotes, case_timeout)
+    _ENGINE = Engine(tokenizer, remotes)
+    while (task := connection.recv()) is not None:
+        connection.send(_run_task(task))
 
 
 def _run_task(task: tuple[SuiteFile, int, dict]) -> dict:
@@ -462,11 +462,90 @@ def _run_task(task: tuple[SuiteFile, int, dict]) -> dict:
     return result
 
 
-def iter_tasks(files: list[SuiteFile]):
-    """Every test case of the files, as (file, case index, case)."""
-    for suite_file in files:
-        for case_index, case in enumerate(load_json_file(suite_file.path)):
-            yield suite_file, case_index, case
+class Worker:
+    """A worker process and the case it is running, if any."""
+
+    def __init__(self, context, tokenizer: TokenizerBytes, remotes: dict[str, str]):
+        self.connection, child_end = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child_end, tokenizer, remotes), daemon=True)
+        self.process.start()
+        child_end.close()
+        self.task = None
+        self.started = 0.0
+
+    def submit(self, task) -> None:
+        self.task, self.started = task, time.monotonic()
+        self.connection.send(task)
+
+    def stop(self, kill: bool = False) -> None:
+        """Ends the process: politely when idle, by SIGKILL when it hangs or misbehaves."""
+        try:
+            self.connection.send(None)
+        except OSError:
+            kill = True
+        if kill:
+            self.process.kill()
+        self.process.join()
+        self.connection.close()
+
+
+def _aborted_case(worker: Worker, detail: str) -> dict:
+    """The result of a case whose worker hung or died: every test is an error."""
+    suite_file, case_index, case = worker.task
+    schema_text = dumps(case["schema"])
+    return {
+        "draft": suite_file.draft,
+        "file": suite_file.relpath,
+        "case": case_index,
+        "description": case["description"],
+        "code": None,
+        "aborted": True,
+        "tests": [_failed_test(test, "error", detail, schema_text) for test in case["tests"]],
+        "seconds": round(time.monotonic() - worker.started, 3),
+    }
+
+
+def _receive(worker: Worker) -> tuple[dict, bool]:
+    """The finished case's result, and whether the worker is still usable."""
+    try:
+        return worker.connection.recv(), True
+    except EOFError:
+        worker.process.join(5)
+        return _aborted_case(worker, f"worker died (exit code {worker.process.exitcode})"), False
+
+
+def run_cases(tasks: list, jobs: int, tokenizer: TokenizerBytes, remotes: dict, case_timeout: float):
+    """Runs the cases in `jobs` workers; yields each case's result as it completes."""
+    # Forking is safe: the engine starts no threads, and each worker builds its own objects.
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    pending = list(reversed(tasks))
+    workers = [Worker(context, tokenizer, remotes) for _ in range(max(1, min(jobs, len(tasks))))]
+    for worker in workers:
+        if pending:
+            worker.submit(pending.pop())
+    try:
+        while any(worker.task is not None for worker in workers):
+            busy = [worker.connection for worker in workers if worker.task is not None]
+            ready = multiprocessing.connection.wait(busy, timeout=1.0)
+            for index, worker in enumerate(workers):
+                if worker.task is None:
+                    continue
+                if worker.connection in ready:
+                    result, usable = _receive(worker)
+                elif time.monotonic() - worker.started > case_timeout:
+                    result, usable = _aborted_case(worker, f"case still running after {case_timeout:g} s"), False
+                else:
+                    continue
+                if not usable:
+                    worker.stop(kill=True)
+                    worker = workers[index] = Worker(context, tokenizer, remotes)
+                worker.task = None
+                if pending:
+                    worker.submit(pending.pop())
+                yield result
+    finally:
+        for worker in workers:
+            worker.stop(kill=worker.task is not None or not worker.process.is_alive())
 
 
 def run_suite(
@@ -486,24 +565,16 @@ def run_suite(
     files = discover(suite, drafts, file_filter)
     tokenizer = load_tokenizer(tokenizer_path, eos_token_id)
     remotes = load_remotes(suite)
-    tasks = list(iter_tasks(files))
+    tasks = [(file, index, case) for file in files for index, case in enumerate(load_json_file(file.path))]
     results = []
-    if jobs <= 1:
-        _init_worker(tokenizer, remotes, case_timeout)
-        for task in tasks:
-            results.append(_run_task(task))
-            if progress:
-                progress(len(results), len(tasks))
-    else:
-        context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-        with context.Pool(jobs, initializer=_init_worker, initargs=(tokenizer, remotes, case_timeout)) as pool:
-            for result in pool.imap_unordered(_run_task, tasks, chunksize=4):
-                results.append(result)
-                if progress:
-                    progress(len(results), len(tasks))
+    for result in run_cases(tasks, jobs, tokenizer, remotes, case_timeout):
+        results.append(result)
+        if progress:
+            progress(len(results), len(tasks))
     results.sort(key=lambda r: (DRAFTS.index(r["draft"]), r["file"], r["case"]))
     report = build_report(files, results, suite, tokenizer)
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
+    report["case_seconds_total"] = round(sum(result["seconds"] for result in results), 1)
     return report
 
 
@@ -513,13 +584,15 @@ def run_suite(
 
 def _empty_counts() -> dict:
     counts = {outcome: 0 for outcome in OUTCOMES}
-    counts.update(total=0, cases_compiled=0, cases_rejected=0, codes={})
+    counts.update(total=0, cases_compiled=0, cases_rejected=0, cases_aborted=0, codes={})
     return counts
 
 
 def _add_case(counts: dict, result: dict) -> None:
     """Adds one case's outcomes to a counts record."""
-    if result["code"] is None:
+    if result.get("aborted"):
+        counts["cases_aborted"] += 1
+    elif result["code"] is None:
         counts["cases_compiled"] += 1
     else:
         counts["cases_rejected"] += 1
@@ -642,6 +715,7 @@ def update_markdown(path: Path, report: dict) -> None:
 
 
 def _summary_row(label: str, c: dict) -> str:
+    """One line of the stdout summary."""
     counts = (c["pass"], c["false_accept"], c["false_reject"], c["error"], c["rejected"], c["total"])
     return f"{label:<24}" + "".join(f"{n:>9}" for n in counts) + f"{_pct(c['pass'], c['total']):>9}"
 
@@ -657,12 +731,16 @@ def summary_lines(report: dict) -> list[str]:
     totals = report["totals"]
     lines.append(_summary_row("all", totals))
     codes = _codes_text(totals["codes"]) or "none"
-    lines.append(f"schemas compiled {totals['cases_compiled']}, rejected {totals['cases_rejected']} ({codes})")
+    lines.append(
+        f"schemas compiled {totals['cases_compiled']}, rejected {totals['cases_rejected']} ({codes}), "
+        f"aborted (hung or crashed) {totals['cases_aborted']}"
+    )
     lines.append(f"format policy: {report['format_policy']}")
     return lines
 
 
 def main(argv=None) -> int:
+    """Command line entry point; exits non-zero when any test failed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", type=Path, default=DEFAULT_SUITE, help="JSON-Schema-Test-Suite checkout")
     parser.add_argument("--tokenizer", type=Path, default=DEFAULT_TOKENIZER, help="Hugging Face tokenizer.json")

@@ -40,10 +40,15 @@ def _jobs() -> int:
     return int(os.environ.get("MASKFORGE_CONFORMANCE_JOBS", min(2, os.cpu_count() or 1)))
 
 
+def _case_timeout() -> float:
+    """Seconds before a case fails as too slow; the slowest healthy cases take a few seconds."""
+    return float(os.environ.get("MASKFORGE_CONFORMANCE_CASE_TIMEOUT", 20))
+
+
 def _report(draft: str) -> dict:
     """The draft's report, computed once and shared by the tests below."""
     if draft not in _reports:
-        _reports[draft] = runner.run_suite(drafts=(draft,), jobs=_jobs())
+        _reports[draft] = runner.run_suite(drafts=(draft,), jobs=_jobs(), case_timeout=_case_timeout())
     return _reports[draft]
 
 
