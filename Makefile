@@ -13,10 +13,9 @@ test: test-rust test-python
 # maskforge-py is a PyO3 extension module (built with `extension-module`, so it takes the
 # interpreter's symbols from the process that loads it): it has no Rust tests and is tested
 # through pytest against the installed package; excluding it saves a test build of PyO3.
-# Test builds are optimized: the oracle and property tests run 50-100x slower without it. The
-# test profile keeps debug assertions and overflow checks.
+# Test builds are optimised (Cargo.toml's [profile.test]).
 test-rust:
-	CARGO_PROFILE_TEST_OPT_LEVEL=2 $(CARGO) test --workspace --exclude maskforge-py --all-features
+	$(CARGO) test --workspace --exclude maskforge-py --all-features
 
 # Builds the release extension into the current Python environment with the test extra
 # (pytest, jsonschema, numpy, tokenizers). Tests that need torch, transformers or pydantic

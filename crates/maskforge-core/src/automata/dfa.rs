@@ -1,6 +1,6 @@
 //! A minimal, trimmed byte DFA with byte classes, and the set operations over it.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson::NFA;
 use regex_automata::util::primitives::StateID as RaStateID;
@@ -385,32 +385,22 @@ fn live_states(raw: &RawDfa, zero_is_dead: bool) -> Vec<bool> {
             }
         }
     }
-    // Co-reachability walks the reversed edges of reachable states, as one flat adjacency list.
-    let mut offsets = vec![0u32; n + 1];
+    // Co-reachability walks the reversed edges of reachable states.
     let sources = || (0..n).filter(|&s| reachable[s] && expands(s));
-    for s in sources() {
-        for &t in raw.row(s) {
-            offsets[t as usize + 1] += 1;
+    let predecessors = Grouped::new(n, |add| {
+        for s in sources() {
+            for &t in raw.row(s) {
+                add(t as usize, s as StateId);
+            }
         }
-    }
-    for t in 0..n {
-        offsets[t + 1] += offsets[t];
-    }
-    let mut fill = offsets.clone();
-    let mut predecessors = vec![0u32; offsets[n] as usize];
-    for s in sources() {
-        for &t in raw.row(s) {
-            predecessors[fill[t as usize] as usize] = s as u32;
-            fill[t as usize] += 1;
-        }
-    }
+    });
     let mut live = vec![false; n];
     let mut stack: Vec<usize> = sources().filter(|&s| raw.accepting[s]).collect();
     for &s in &stack {
         live[s] = true;
     }
     while let Some(s) = stack.pop() {
-        for &p in &predecessors[offsets[s] as usize..offsets[s + 1] as usize] {
+        for &p in predecessors.get(s) {
             if !live[p as usize] {
                 live[p as usize] = true;
                 stack.push(p as usize);
@@ -427,30 +417,43 @@ struct Blocks {
     count: usize,
 }
 
-/// Merges equivalent live states with Hopcroft's algorithm: start from {accepting, rejecting},
-/// and repeatedly split every block by "has a `c`-transition into splitter block `B`". When a
-/// block splits, only its smaller half needs to become a new splitter (the partition is already
-/// stable, or will be, for the whole block), so each state enters a splitter `O(log n)` times and
-/// the total cost is `O(n · k · log n)` for `k` columns, whatever the automaton's depth.
+/// Merges equivalent live states with Hopcroft's algorithm. Blocks start as {accepting,
+/// rejecting}; a splitter `(B, c)` splits every block into its states with a `c`-transition into
+/// `B` and the rest. When a block splits, the splitters of one half can be skipped: being stable
+/// for the whole block (now, or once its pending splitters are done) and for one half implies
+/// being stable for the other. Keeping the smaller half means each state enters a splitter
+/// `O(log n)` times, `O(n · k · log n)` in all for `k` columns, where Moore's refinement needs one
+/// pass over the table per level of the automaton's depth.
 ///
 /// Only live states take part; a transition to a non-live state is simply absent, which is why
 /// both initial blocks start as splitters (the usual "all but one" shortcut needs a complete DFA).
 fn hopcroft(raw: &RawDfa, live: &[bool]) -> Blocks {
     let n = raw.accepting.len();
-    let inverse = InverseTransitions::new(raw, live);
-    let accepting: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize] && raw.accepting[s as usize]).collect();
-    let rejecting: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize] && !raw.accepting[s as usize]).collect();
-    let mut partition = RefinablePartition::new(n, [accepting, rejecting]);
-    // Each entry stands for the pairs (block, c) of every column `c`: a block is pushed once,
-    // when it is created, and every block created by a split is its smaller half.
+    // The live states with a `c`-transition to live state `t`, under key `c * n + t`.
+    let inverse = Grouped::new(raw.columns * n, |add| {
+        for s in (0..n).filter(|&s| live[s]) {
+            for (c, &t) in raw.row(s).iter().enumerate() {
+                if live[t as usize] {
+                    add(c * n + t as usize, s as StateId);
+                }
+            }
+        }
+    });
+    let live_with = |accepting: bool| -> Vec<StateId> {
+        (0..n).filter(|&s| live[s] && raw.accepting[s] == accepting).map(|s| s as StateId).collect()
+    };
+    let mut partition = RefinablePartition::new(n, [live_with(true), live_with(false)]);
+    // An entry stands for the splitters `(block, c)` of every column `c`. A split leaves the
+    // larger half under the old number, its splitters pending as they were, and pushes the new,
+    // smaller half: exactly the splitters that Hopcroft's rule asks for.
     let mut worklist: Vec<u32> = (0..partition.block_count() as u32).collect();
-    let mut predecessors: Vec<u32> = Vec::new();
+    let mut predecessors: Vec<StateId> = Vec::new();
     while let Some(splitter) = worklist.pop() {
         for c in 0..raw.columns {
             // Collected first: marking reorders states, possibly inside the splitter itself.
             predecessors.clear();
             for &t in partition.members(splitter) {
-                predecessors.extend_from_slice(inverse.sources(c, t));
+                predecessors.extend_from_slice(inverse.get(c * n + t as usize));
             }
             for &p in &predecessors {
                 partition.mark(p);
@@ -467,48 +470,40 @@ fn hopcroft(raw: &RawDfa, live: &[bool]) -> Blocks {
     Blocks { block, count: partition.block_count() + 1 }
 }
 
-/// For each column `c` and live state `t`, the live states with a `c`-transition to `t`, in one
-/// flat array indexed by `offsets[c * n + t]..offsets[c * n + t + 1]`.
-struct InverseTransitions {
-    n: usize,
+/// States grouped by a key in `0..keys`, stored flat (group `k` is `states[offsets[k]..offsets[k + 1]]`)
+/// to avoid one allocation per group.
+struct Grouped {
     offsets: Vec<u32>,
-    sources: Vec<u32>,
+    states: Vec<StateId>,
 }
 
-impl InverseTransitions {
-    fn new(raw: &RawDfa, live: &[bool]) -> InverseTransitions {
-        let n = raw.accepting.len();
-        let edges = || {
-            (0..n).filter(|&s| live[s]).flat_map(move |s| {
-                raw.row(s).iter().enumerate().filter(|&(_, &t)| live[t as usize]).map(move |(c, &t)| (s as u32, c * n + t as usize))
-            })
-        };
-        let mut offsets = vec![0u32; raw.columns * n + 1];
-        for (_, slot) in edges() {
-            offsets[slot + 1] += 1;
+impl Grouped {
+    /// Groups the `(key, state)` pairs that `pairs` passes to its callback; `pairs` runs twice,
+    /// once to size the groups and once to fill them.
+    fn new(keys: usize, pairs: impl Fn(&mut dyn FnMut(usize, StateId))) -> Grouped {
+        let mut offsets = vec![0u32; keys + 1];
+        pairs(&mut |key, _| offsets[key + 1] += 1);
+        for key in 0..keys {
+            offsets[key + 1] += offsets[key];
         }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        let mut fill = offsets.clone();
-        let mut sources = vec![0u32; *offsets.last().unwrap() as usize];
-        for (s, slot) in edges() {
-            sources[fill[slot] as usize] = s;
-            fill[slot] += 1;
-        }
-        InverseTransitions { n, offsets, sources }
+        let mut next = offsets.clone();
+        let mut states = vec![0; offsets[keys] as usize];
+        pairs(&mut |key, state| {
+            states[next[key] as usize] = state;
+            next[key] += 1;
+        });
+        Grouped { offsets, states }
     }
 
-    fn sources(&self, column: usize, target: u32) -> &[u32] {
-        let slot = column * self.n + target as usize;
-        &self.sources[self.offsets[slot] as usize..self.offsets[slot + 1] as usize]
+    fn get(&self, key: usize) -> &[StateId] {
+        &self.states[self.offsets[key] as usize..self.offsets[key + 1] as usize]
     }
 }
 
 /// A partition of states into blocks that can be split in time proportional to the marked
 /// states: each block is a contiguous range of `elements`, with its marked states at the front.
 struct RefinablePartition {
-    elements: Vec<u32>,
+    elements: Vec<StateId>,
     /// State -> index in `elements`.
     position: Vec<u32>,
     /// State -> block (meaningful for states in some block only).
@@ -524,7 +519,7 @@ struct RefinablePartition {
 
 impl RefinablePartition {
     /// Blocks from the non-empty `groups` of states among `0..n`.
-    fn new(n: usize, groups: impl IntoIterator<Item = Vec<u32>>) -> RefinablePartition {
+    fn new(n: usize, groups: impl IntoIterator<Item = Vec<StateId>>) -> RefinablePartition {
         let mut partition = RefinablePartition {
             elements: Vec::new(),
             position: vec![0; n],
@@ -552,20 +547,21 @@ impl RefinablePartition {
         self.first.len()
     }
 
-    fn block_of(&self, state: u32) -> u32 {
+    fn block_of(&self, state: StateId) -> u32 {
         self.block_of[state as usize]
     }
 
-    fn members(&self, block: u32) -> &[u32] {
+    fn members(&self, block: u32) -> &[StateId] {
         &self.elements[self.first[block as usize] as usize..self.end[block as usize] as usize]
     }
 
     /// Marks `state` by swapping it into its block's marked prefix.
-    fn mark(&mut self, state: u32) {
+    fn mark(&mut self, state: StateId) {
         let block = self.block_of[state as usize] as usize;
         let at = self.position[state as usize];
         let boundary = self.first[block] + self.marked[block];
         if at < boundary {
+            // Already marked.
             return;
         }
         let other = self.elements[boundary as usize];
@@ -612,57 +608,27 @@ impl RefinablePartition {
 }
 
 /// Builds the minimal table from a partition: blocks are numbered breadth-first from the start
-/// (so that state ids are deterministic), and bytes whose columns agree in every state share a
-/// class.
+/// (so that state ids are deterministic), each taking the row of its first state.
 fn renumber(raw: &RawDfa, blocks: &Blocks) -> ByteDfa {
-    let n = raw.accepting.len();
     let block = &blocks.block;
     let mut representative = vec![usize::MAX; blocks.count];
-    for s in (0..n).rev() {
+    for s in (0..raw.accepting.len()).rev() {
         representative[block[s] as usize] = s;
     }
-    let mut new_id = vec![u32::MAX; blocks.count];
-    new_id[0] = DEAD;
-    let start_block = block[raw.start as usize];
-    let mut order = vec![start_block];
-    new_id[start_block as usize] = 1;
-    let mut cursor = 0;
-    while cursor < order.len() {
-        let s = representative[order[cursor] as usize];
-        cursor += 1;
-        for &t in raw.row(s) {
-            let b = block[t as usize];
-            if new_id[b as usize] == u32::MAX {
-                new_id[b as usize] = order.len() as u32 + 1;
-                order.push(b);
-            }
-        }
+    let order = breadth_first(raw, block, &representative);
+    // Block -> new state id; the dead block 0 stays DEAD.
+    let mut new_id = vec![DEAD; blocks.count];
+    for (i, &b) in order.iter().enumerate() {
+        new_id[b as usize] = i as StateId + 1;
     }
-    let states = order.len() + 1;
+    let rows: Vec<usize> = order.iter().map(|&b| representative[b as usize]).collect();
     let target = |s: usize, column: usize| new_id[block[raw.row(s)[column] as usize] as usize];
-    // Bytes of one raw column always agree, so signatures are computed once per column, in the
-    // order of each column's first byte (which keeps the class numbering by first byte).
-    let ColumnMap::Classes(column_of) = &raw.column_of;
-    let mut column_signature: HashMap<Vec<StateId>, u8> = HashMap::new();
-    let mut class_of_column: Vec<Option<u8>> = vec![None; raw.columns];
-    let mut class_columns: Vec<usize> = Vec::new();
-    let mut classes = [0u8; 256];
-    for (b, class) in classes.iter_mut().enumerate() {
-        let column = column_of[b] as usize;
-        *class = *class_of_column[column].get_or_insert_with(|| {
-            let signature: Vec<StateId> = order.iter().map(|&blk| target(representative[blk as usize], column)).collect();
-            let next = column_signature.len() as u8;
-            *column_signature.entry(signature).or_insert_with(|| {
-                class_columns.push(column);
-                next
-            })
-        });
-    }
+    let (classes, class_columns) = minimal_classes(raw, |column| rows.iter().map(|&s| target(s, column)).collect());
     let class_count = class_columns.len();
+    let states = rows.len() + 1;
     let mut transitions = vec![DEAD; states * class_count];
     let mut accepting = vec![false; states];
-    for (i, &blk) in order.iter().enumerate() {
-        let s = representative[blk as usize];
+    for (i, &s) in rows.iter().enumerate() {
         let id = i + 1;
         accepting[id] = raw.accepting[s];
         for (class, &column) in class_columns.iter().enumerate() {
@@ -670,6 +636,52 @@ fn renumber(raw: &RawDfa, blocks: &Blocks) -> ByteDfa {
         }
     }
     ByteDfa { classes, class_count, transitions, accepting, start: 1 }
+}
+
+/// The live blocks in breadth-first order from the start's, following the transitions of each
+/// block's `representative` column by column.
+fn breadth_first(raw: &RawDfa, block: &[u32], representative: &[usize]) -> Vec<u32> {
+    let mut seen = vec![false; representative.len()];
+    seen[0] = true;
+    let start = block[raw.start as usize];
+    seen[start as usize] = true;
+    let mut order = vec![start];
+    let mut cursor = 0;
+    while cursor < order.len() {
+        let s = representative[order[cursor] as usize];
+        cursor += 1;
+        for &t in raw.row(s) {
+            let b = block[t as usize];
+            if !seen[b as usize] {
+                seen[b as usize] = true;
+                order.push(b);
+            }
+        }
+    }
+    order
+}
+
+/// Byte classes of the minimal table, given each raw column's targets there: bytes whose columns
+/// agree in every state share a class, numbered in order of their first byte. Returns the
+/// byte -> class map and a raw column for each class.
+fn minimal_classes(raw: &RawDfa, column_targets: impl Fn(usize) -> Vec<StateId>) -> ([u8; 256], Vec<usize>) {
+    let ColumnMap::Classes(column_of) = &raw.column_of;
+    let mut class_of_targets: HashMap<Vec<StateId>, u8> = HashMap::new();
+    // Bytes of one raw column always agree: each column is looked up once, at its first byte.
+    let mut class_of_column: Vec<Option<u8>> = vec![None; raw.columns];
+    let mut class_columns: Vec<usize> = Vec::new();
+    let mut classes = [0u8; 256];
+    for (b, class) in classes.iter_mut().enumerate() {
+        let column = column_of[b] as usize;
+        *class = *class_of_column[column].get_or_insert_with(|| {
+            let next = class_of_targets.len() as u8;
+            *class_of_targets.entry(column_targets(column)).or_insert_with(|| {
+                class_columns.push(column);
+                next
+            })
+        });
+    }
+    (classes, class_columns)
 }
 
 #[cfg(test)]
@@ -729,7 +741,12 @@ mod tests {
     /// each grouping live states by (own block, successor blocks). Kept as the reference.
     fn moore(raw: &RawDfa, live: &[bool]) -> Blocks {
         let n = raw.accepting.len();
-        let mut block: Vec<u32> = (0..n).map(|s| if !live[s] { 0 } else if raw.accepting[s] { 1 } else { 2 }).collect();
+        let initial = |s: usize| match (live[s], raw.accepting[s]) {
+            (false, _) => 0,
+            (true, true) => 1,
+            (true, false) => 2,
+        };
+        let mut block: Vec<u32> = (0..n).map(initial).collect();
         let mut count = 1 + [1, 2].iter().filter(|&&b| (0..n).any(|s| live[s] && block[s] == b)).count();
         loop {
             let mut signatures: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -796,8 +813,8 @@ mod tests {
             let states = draw().accepting.len();
             let reference = minimize_with(draw(), zero_is_dead, moore);
             let fast = minimize_with(draw(), zero_is_dead, hopcroft);
-            assert_eq!(fast, reference, "seed {seed}");
-            assert_eq!(fast.state_count(), reference.state_count());
+            let table = |d: &ByteDfa| (d.classes, d.class_count, d.transitions.clone(), d.accepting.clone(), d.start);
+            assert_eq!(table(&fast), table(&reference), "seed {seed}");
             merged += usize::from(reference.state_count() < states);
         }
         // The doubled tables must actually exercise merging.
