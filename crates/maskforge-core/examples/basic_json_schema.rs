@@ -27,8 +27,8 @@ const INSTANCE: &str = r#"{"name":"Ada","score":9.5,"tags":["red"]}"#;
 // Several tokens overlap (`"` and `",`, `red` and `re`), as in real vocabularies: the mask
 // admits every spelling that can still lead to a valid document.
 const TOKENS: &[&str] = &[
-    "{", "}", "{\"", "\"", "\",", "\":", ":", ",", ",\"", "[", "]", "[\"", "\"]", " ", "name", "score", "tags",
-    "Ada", "A", "da", "re", "red", "green", "9", ".", "5", "e", "-", "true", "null",
+    "{", "}", "{\"", "\"", "\",", "\":", ":", ",", ",\"", "[", "]", "[\"", "\"]", " ", "name", "score", "tags", "Ada",
+    "A", "da", "re", "red", "green", "9", ".", "5", "e", "-", "true", "null",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

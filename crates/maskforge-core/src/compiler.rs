@@ -78,7 +78,10 @@ impl Compiler {
     }
 
     fn compile_document(&self, document: SchemaDocument) -> Result<SchemaProgram> {
-        let key = ExecutableKey { canonical: document.canonical_text(), identity: format!("{:?}", self.options.compile_identity()) };
+        let key = ExecutableKey {
+            canonical: document.canonical_text(),
+            identity: format!("{:?}", self.options.compile_identity()),
+        };
         let executable = match self.executables.get(&key) {
             Some(hit) => hit,
             None => {
@@ -123,7 +126,13 @@ impl SchemaProgram {
     }
 
     pub fn bind_with_policy(&self, vocabulary: &CompiledVocabulary, policy: BindPolicy) -> Result<BoundSchema> {
-        BoundSchema::bind(Arc::clone(&self.executable), vocabulary, policy, self.eager_table_bytes, Arc::clone(&self.tries))
+        BoundSchema::bind(
+            Arc::clone(&self.executable),
+            vocabulary,
+            policy,
+            self.eager_table_bytes,
+            Arc::clone(&self.tries),
+        )
     }
 
     pub fn executable(&self) -> &Arc<ExecutableSchema> {
@@ -164,7 +173,12 @@ impl TrieCache {
         TrieCache { cache: ByteBudgetCache::new(budget) }
     }
 
-    pub(crate) fn class_trie(&self, vocabulary_uid: u64, vocabulary: &Vocabulary, classes: &[u8; 256]) -> Arc<TokenTrie> {
+    pub(crate) fn class_trie(
+        &self,
+        vocabulary_uid: u64,
+        vocabulary: &Vocabulary,
+        classes: &[u8; 256],
+    ) -> Arc<TokenTrie> {
         let key = (vocabulary_uid, *classes);
         if let Some(hit) = self.cache.get(&key) {
             return hit;

@@ -60,6 +60,6 @@ pub use executable::ExecutableSchema;
 pub use limits::SchemaResourceLimits;
 pub use options::{BindPolicy, CompilerOptions, Draft};
 pub use session::Session;
-pub use vocabulary::{build_vocabulary, CompiledVocabulary, EosTokenIds, TokenId, TokenTrie, Vocabulary};
 #[cfg(feature = "tokenizer-processing")]
 pub use vocabulary::TokenizerJsonOptions;
+pub use vocabulary::{build_vocabulary, CompiledVocabulary, EosTokenIds, TokenId, TokenTrie, Vocabulary};

@@ -144,30 +144,19 @@ impl Decimal {
         let Some(first) = digits.iter().position(|&d| d != b'0') else {
             return Some(Decimal::zero());
         };
-        let last = digits
-            .iter()
-            .rposition(|&d| d != b'0')
-            .expect("a non-zero digit exists");
+        let last = digits.iter().rposition(|&d| d != b'0').expect("a non-zero digit exists");
         let trailing_zeros = (digits.len() - 1 - last) as i128;
         let coefficient = BigUint::parse_bytes(&digits[first..=last], 10)?;
         let exponent = exponent - frac_digits.len() as i128 + trailing_zeros;
         if exponent.abs() > i128::from(MAX_DECIMAL_EXPONENT) {
             return None;
         }
-        Some(Decimal {
-            negative,
-            coefficient,
-            exponent: exponent as i64,
-        })
+        Some(Decimal { negative, coefficient, exponent: exponent as i64 })
     }
 
     /// Zero.
     pub fn zero() -> Decimal {
-        Decimal {
-            negative: false,
-            coefficient: BigUint::zero(),
-            exponent: 0,
-        }
+        Decimal { negative: false, coefficient: BigUint::zero(), exponent: 0 }
     }
 
     /// `value` as a decimal.
@@ -181,11 +170,7 @@ impl Decimal {
             return Decimal::zero();
         }
         let (coefficient, zeros) = strip_trailing_zeros(&coefficient);
-        Decimal {
-            negative,
-            coefficient,
-            exponent: exponent + zeros as i64,
-        }
+        Decimal { negative, coefficient, exponent: exponent + zeros as i64 }
     }
 
     /// Whether the value is zero.
@@ -205,17 +190,11 @@ impl Decimal {
 
     /// The absolute value.
     pub fn abs(&self) -> Decimal {
-        Decimal {
-            negative: false,
-            ..self.clone()
-        }
+        Decimal { negative: false, ..self.clone() }
     }
 
     fn negated(&self) -> Decimal {
-        Decimal {
-            negative: !self.negative && !self.is_zero(),
-            ..self.clone()
-        }
+        Decimal { negative: !self.negative && !self.is_zero(), ..self.clone() }
     }
 
     /// Position of the leading digit: the value's magnitude lies in `[10^lead, 10^(lead+1))`.
@@ -226,10 +205,7 @@ impl Decimal {
     }
 
     fn magnitude(&self) -> Magnitude<'_> {
-        Magnitude {
-            coefficient: &self.coefficient,
-            exponent: i128::from(self.exponent),
-        }
+        Magnitude { coefficient: &self.coefficient, exponent: i128::from(self.exponent) }
     }
 }
 
@@ -321,9 +297,9 @@ impl Magnitude<'_> {
             Ordering::Greater => {
                 (self.coefficient * pow10((self.exponent - other.exponent) as u64)).cmp(other.coefficient)
             }
-            Ordering::Less => self
-                .coefficient
-                .cmp(&(other.coefficient * pow10((other.exponent - self.exponent) as u64))),
+            Ordering::Less => {
+                self.coefficient.cmp(&(other.coefficient * pow10((other.exponent - self.exponent) as u64)))
+            }
         }
     }
 }
@@ -412,11 +388,8 @@ fn rem_magnitude(x: &Decimal, m: &Decimal) -> Decimal {
         // x = cx * 10^(ex - em) * 10^em: reduce cx * 10^(ex - em) modulo cm, by fast
         // exponentiation when the shift is large.
         let shift = (x.exponent - m.exponent) as u64;
-        let scale = if shift <= 64 {
-            pow10(shift)
-        } else {
-            BigUint::from(10u32).modpow(&BigUint::from(shift), &m.coefficient)
-        };
+        let scale =
+            if shift <= 64 { pow10(shift) } else { BigUint::from(10u32).modpow(&BigUint::from(shift), &m.coefficient) };
         let r = (&x.coefficient % &m.coefficient) * scale % &m.coefficient;
         Decimal::from_parts(false, r, m.exponent)
     } else {
@@ -532,12 +505,7 @@ impl Step {
             * BigUint::from(2u32).pow((twos - ten_power) as u32)
             * BigUint::from(5u32).pow((fives - ten_power) as u32);
         let value = Decimal::from_parts(false, coefficient, ten_power as i64);
-        Some(Step {
-            value,
-            rest,
-            twos,
-            fives,
-        })
+        Some(Step { value, rest, twos, fives })
     }
 
     /// The least `t` for which the step divides `c * 10^t` (`c > 0`), or `None` if it never does.
@@ -553,10 +521,7 @@ impl Step {
     }
 
     fn divides(&self, value: &Decimal) -> bool {
-        value.is_zero()
-            || self
-                .least_exponent_for(&value.coefficient)
-                .is_some_and(|t| t <= i128::from(value.exponent))
+        value.is_zero() || self.least_exponent_for(&value.coefficient).is_some_and(|t| t <= i128::from(value.exponent))
     }
 }
 
@@ -599,12 +564,7 @@ impl Side {
             },
             None => false,
         };
-        Side {
-            empty,
-            lo,
-            lo_exclusive,
-            hi,
-        }
+        Side { empty, lo, lo_exclusive, hi }
     }
 }
 
@@ -722,11 +682,7 @@ impl Derived {
         };
         let zero_in_range = derived.in_range(&Decimal::zero());
         if let Some(values) = &c.values {
-            let mut kept: Vec<Decimal> = values
-                .iter()
-                .filter(|v| derived.admits_by_arithmetic(v))
-                .cloned()
-                .collect();
+            let mut kept: Vec<Decimal> = values.iter().filter(|v| derived.admits_by_arithmetic(v)).cloned().collect();
             kept.sort();
             kept.dedup();
             derived.zero_ok = kept.iter().any(Decimal::is_zero);
@@ -734,10 +690,7 @@ impl Derived {
             derived.any_negative = kept.iter().any(|v| v.negative);
             derived.candidates = Some(
                 kept.into_iter()
-                    .map(|value| Candidate {
-                        digits: value.coefficient.to_str_radix(10).into_bytes(),
-                        value,
-                    })
+                    .map(|value| Candidate { digits: value.coefficient.to_str_radix(10).into_bytes(), value })
                     .collect(),
             );
         } else if !impossible {
@@ -827,10 +780,7 @@ impl Derived {
         let (prefix_core, prefix_zeros) = prefix.stripped(0);
         let (next_core, next_zeros) = prefix.stripped(1);
         let p = (decimal_digits(&prefix_core) + prefix_zeros) as i128;
-        let interval_start = |k: i128| Magnitude {
-            coefficient: &prefix_core,
-            exponent: k + prefix_zeros as i128,
-        };
+        let interval_start = |k: i128| Magnitude { coefficient: &prefix_core, exponent: k + prefix_zeros as i128 };
         // k_hi: the last k with prefix * 10^k <= hi (< hi when exclusive).
         let k0 = hi.lead() - (p - 1);
         let fits = match interval_start(k0).cmp(&hi.magnitude()) {
@@ -849,11 +799,8 @@ impl Derived {
                 coefficient: prefix_core.clone(),
                 exponent: (k + prefix_zeros as i128) as i64,
             };
-            let end = Decimal {
-                negative: false,
-                coefficient: next_core.clone(),
-                exponent: (k + next_zeros as i128) as i64,
-            };
+            let end =
+                Decimal { negative: false, coefficient: next_core.clone(), exponent: (k + next_zeros as i128) as i64 };
             let (lo, lo_exclusive) = match side.lo.cmp(&start) {
                 Ordering::Less => (&start, false),
                 Ordering::Equal => (&start, side.lo_exclusive),
@@ -894,10 +841,7 @@ impl Derived {
             });
         }
         let digits = decimal_digits(&c) as i128;
-        let at = |t: i128| Magnitude {
-            coefficient: &c,
-            exponent: t,
-        };
+        let at = |t: i128| Magnitude { coefficient: &c, exponent: t };
         // Smallest t with c * 10^t above the lower bound (none needed for the bare "> 0").
         let mut t_lo = if side.lo.is_zero() {
             None
@@ -941,10 +885,7 @@ impl Derived {
 
 /// Whether `value_digits` followed by zeros starts with `prefix` (both without leading zeros).
 fn digits_extend(value_digits: &[u8], prefix: &[u8]) -> bool {
-    prefix
-        .iter()
-        .enumerate()
-        .all(|(i, &d)| value_digits.get(i).copied().unwrap_or(b'0') == d)
+    prefix.iter().enumerate().all(|(i, &d)| value_digits.get(i).copied().unwrap_or(b'0') == d)
 }
 
 /// The exponents that a number text can still end up with.
@@ -1210,10 +1151,7 @@ impl State {
                 }
                 let exponents = match self.phase {
                     ExpMark => Exponents::Any,
-                    ExpSign => Exponents::Signed {
-                        negative: self.exp_negative,
-                        magnitudes: Magnitudes::Extending(0),
-                    },
+                    ExpSign => Exponents::Signed { negative: self.exp_negative, magnitudes: Magnitudes::Extending(0) },
                     _ => Exponents::Signed {
                         negative: self.exp_negative,
                         magnitudes: Magnitudes::Extending(self.exponent),
@@ -1240,10 +1178,7 @@ impl State {
             return d.zero_ok;
         }
         let exponent = if self.phase == ExpDigits { self.exponent } else { 0 };
-        let exponents = Exponents::Signed {
-            negative: self.exp_negative,
-            magnitudes: Magnitudes::Exactly(exponent),
-        };
+        let exponents = Exponents::Signed { negative: self.exp_negative, magnitudes: Magnitudes::Exactly(exponent) };
         d.exponent_family_live(self.negative, &self.significand, self.fraction_digits, exponents)
     }
 }
@@ -1267,10 +1202,7 @@ impl NumberMatcher {
     /// A matcher over constraints prepared once (share one [`PreparedConstraints`] per schema
     /// position instead of deriving it per number).
     pub fn with_prepared(prepared: Arc<PreparedConstraints>) -> Self {
-        NumberMatcher {
-            prepared,
-            state: State::start(),
-        }
+        NumberMatcher { prepared, state: State::start() }
     }
 
     /// Feeds one byte; returns false (and leaves `self` unchanged) if the byte cannot continue a
@@ -1362,11 +1294,7 @@ mod tests {
     }
 
     fn range(min: Option<(Decimal, bool)>, max: Option<(Decimal, bool)>) -> NumberConstraints {
-        NumberConstraints {
-            minimum: min,
-            maximum: max,
-            ..Default::default()
-        }
+        NumberConstraints { minimum: min, maximum: max, ..Default::default() }
     }
 
     #[test]
@@ -1379,9 +1307,9 @@ mod tests {
         assert_eq!(d("0e999999999999999999999999"), Decimal::zero());
         assert_eq!(d("1e007"), d("1e7"));
         assert_eq!(d("-12.50"), d("-1.25e1"));
-        for bad in [
-            "", "-", "01", "1.", ".5", "+1", "1e", "1e+", " 1", "1 ", "--1", "0x1", "1.e2", "-.5", "1e1.5", "NaN",
-        ] {
+        for bad in
+            ["", "-", "01", "1.", ".5", "+1", "1e", "1e+", " 1", "1 ", "--1", "0x1", "1.e2", "-.5", "1e1.5", "NaN"]
+        {
             assert!(Decimal::parse(bad).is_none(), "{bad:?} parsed");
         }
         assert!(Decimal::parse("1e200000000000000000").is_none());
@@ -1593,33 +1521,17 @@ mod tests {
         assert_eq!(run(&prepare(range(bound("0", true), None)), "-0"), Err(0));
         check(
             range(bound("0", false), None),
-            &[
-                ("0", Accept),
-                ("-0", Accept),
-                ("-0.0e5", Accept),
-                ("-0.", Live),
-                ("-1", Dead),
-            ],
+            &[("0", Accept), ("-0", Accept), ("-0.0e5", Accept), ("-0.", Live), ("-1", Dead)],
         );
         check(
             range(bound("0", false), bound("0", false)),
-            &[
-                ("0", Accept),
-                ("-0", Accept),
-                ("0.0e-7", Accept),
-                ("0.1", Dead),
-                ("1", Dead),
-                ("0e+", Live),
-            ],
+            &[("0", Accept), ("-0", Accept), ("0.0e-7", Accept), ("0.1", Dead), ("1", Dead), ("0e+", Live)],
         );
     }
 
     #[test]
     fn integers_draft6_and_draft4() {
-        let draft6 = NumberConstraints {
-            integer: true,
-            ..Default::default()
-        };
+        let draft6 = NumberConstraints { integer: true, ..Default::default() };
         check(
             draft6.clone(),
             &[
@@ -1646,28 +1558,13 @@ mod tests {
                 ("0.0", Accept),
             ],
         );
-        let draft4 = NumberConstraints {
-            integer: true,
-            integer_syntax_only: true,
-            ..Default::default()
-        };
+        let draft4 = NumberConstraints { integer: true, integer_syntax_only: true, ..Default::default() };
         check(
             draft4,
-            &[
-                ("1", Accept),
-                ("1.", Dead),
-                ("1e", Dead),
-                ("0", Accept),
-                ("-0", Accept),
-                ("-12", Accept),
-                ("0.", Dead),
-            ],
+            &[("1", Accept), ("1.", Dead), ("1e", Dead), ("0", Accept), ("-0", Accept), ("-12", Accept), ("0.", Dead)],
         );
         check(
-            NumberConstraints {
-                integer_syntax_only: true,
-                ..range(bound("10", false), bound("20", false))
-            },
+            NumberConstraints { integer_syntax_only: true, ..range(bound("10", false), bound("20", false)) },
             &[
                 ("1", Live),
                 ("10", Accept),
@@ -1683,10 +1580,7 @@ mod tests {
             ],
         );
         check(
-            NumberConstraints {
-                integer: true,
-                ..range(bound("10", false), bound("20", false))
-            },
+            NumberConstraints { integer: true, ..range(bound("10", false), bound("20", false)) },
             &[
                 ("1", Live),
                 ("1.5e1", Accept),
@@ -1711,10 +1605,7 @@ mod tests {
 
     #[test]
     fn multiple_of_three_below_five() {
-        let c = NumberConstraints {
-            multiple_of: vec![d("3")],
-            ..range(None, bound("5", false))
-        };
+        let c = NumberConstraints { multiple_of: vec![d("3")], ..range(None, bound("5", false)) };
         check(
             c,
             &[
@@ -1748,10 +1639,7 @@ mod tests {
 
     #[test]
     fn multiple_of_decimals() {
-        let cents = NumberConstraints {
-            multiple_of: vec![d("0.01")],
-            ..Default::default()
-        };
+        let cents = NumberConstraints { multiple_of: vec![d("0.01")], ..Default::default() };
         check(
             cents,
             &[
@@ -1770,10 +1658,7 @@ mod tests {
                 ("5e-020", Dead),
             ],
         );
-        let tiny = NumberConstraints {
-            multiple_of: vec![d("1e-7")],
-            ..range(bound("0", false), bound("1", false))
-        };
+        let tiny = NumberConstraints { multiple_of: vec![d("1e-7")], ..range(bound("0", false), bound("1", false)) };
         check(
             tiny,
             &[
@@ -1794,10 +1679,8 @@ mod tests {
                 ("1", Accept),
             ],
         );
-        let tenth = NumberConstraints {
-            multiple_of: vec![d("0.1")],
-            ..range(bound("0.25", false), bound("0.45", false))
-        };
+        let tenth =
+            NumberConstraints { multiple_of: vec![d("0.1")], ..range(bound("0.25", false), bound("0.45", false)) };
         check(
             tenth,
             &[
@@ -1811,10 +1694,7 @@ mod tests {
                 ("3e-2", Dead),
             ],
         );
-        let seven = NumberConstraints {
-            multiple_of: vec![d("7")],
-            ..Default::default()
-        };
+        let seven = NumberConstraints { multiple_of: vec![d("7")], ..Default::default() };
         check(
             seven.clone(),
             &[
@@ -1834,10 +1714,7 @@ mod tests {
                 ("7e999999999", Accept),
             ],
         );
-        let both = NumberConstraints {
-            multiple_of: vec![d("0.3"), d("0.2")],
-            ..Default::default()
-        };
+        let both = NumberConstraints { multiple_of: vec![d("0.3"), d("0.2")], ..Default::default() };
         check(
             both,
             &[
@@ -1852,10 +1729,7 @@ mod tests {
                 ("1.8", Accept),
             ],
         );
-        let zero_step = NumberConstraints {
-            multiple_of: vec![d("0")],
-            ..Default::default()
-        };
+        let zero_step = NumberConstraints { multiple_of: vec![d("0")], ..Default::default() };
         assert!(!zero_step.is_satisfiable());
         assert_eq!(run(&prepare(zero_step), "0"), Err(0));
     }
@@ -1932,19 +1806,11 @@ mod tests {
                 ("0.0", Live),
             ],
         );
-        let exact_step = NumberConstraints {
-            multiple_of: vec![d("1e-7"), d("3")],
-            ..range(None, bound("1e1000000000", false))
-        };
+        let exact_step =
+            NumberConstraints { multiple_of: vec![d("1e-7"), d("3")], ..range(None, bound("1e1000000000", false)) };
         check(
             exact_step,
-            &[
-                ("1e", Dead),
-                ("3e999999999", Accept),
-                ("3e1000000000", Dead),
-                ("3", Accept),
-                ("9.99e", Live),
-            ],
+            &[("1e", Dead), ("3e999999999", Accept), ("3e1000000000", Dead), ("3", Accept), ("9.99e", Live)],
         );
     }
 
@@ -1998,10 +1864,7 @@ mod tests {
 
     #[test]
     fn value_sets() {
-        let c = NumberConstraints {
-            values: Some(vec![d("1"), d("2.5"), d("1e2")]),
-            ..Default::default()
-        };
+        let c = NumberConstraints { values: Some(vec![d("1"), d("2.5"), d("1e2")]), ..Default::default() };
         check(
             c,
             &[
@@ -2040,30 +1903,11 @@ mod tests {
             integer: true,
             ..range(bound("0", true), None)
         };
-        check(
-            filtered,
-            &[("1", Accept), ("2", Dead), ("0", Live), ("-", Dead), ("0.1e1", Accept)],
-        );
-        let none = NumberConstraints {
-            values: Some(vec![]),
-            ..Default::default()
-        };
+        check(filtered, &[("1", Accept), ("2", Dead), ("0", Live), ("-", Dead), ("0.1e1", Accept)]);
+        let none = NumberConstraints { values: Some(vec![]), ..Default::default() };
         assert!(!none.is_satisfiable());
-        let zero = NumberConstraints {
-            values: Some(vec![d("0")]),
-            ..Default::default()
-        };
-        check(
-            zero,
-            &[
-                ("0", Accept),
-                ("-0", Accept),
-                ("-0.0e-5", Accept),
-                ("1", Dead),
-                ("0.1", Dead),
-                ("0.0", Accept),
-            ],
-        );
+        let zero = NumberConstraints { values: Some(vec![d("0")]), ..Default::default() };
+        check(zero, &[("0", Accept), ("-0", Accept), ("-0.0e-5", Accept), ("1", Dead), ("0.1", Dead), ("0.0", Accept)]);
         let draft4 = NumberConstraints {
             values: Some(vec![d("12"), d("1.5"), d("3e1")]),
             integer_syntax_only: true,
@@ -2071,15 +1915,7 @@ mod tests {
         };
         check(
             draft4,
-            &[
-                ("1", Live),
-                ("12", Accept),
-                ("1.", Dead),
-                ("15", Dead),
-                ("3", Live),
-                ("30", Accept),
-                ("3e", Dead),
-            ],
+            &[("1", Live), ("12", Accept), ("1.", Dead), ("15", Dead), ("3", Live), ("30", Accept), ("3e", Dead)],
         );
     }
 
@@ -2089,20 +1925,13 @@ mod tests {
         assert!(!range(bound("5", false), bound("4", false)).is_satisfiable());
         assert!(!range(bound("5", true), bound("5", false)).is_satisfiable());
         assert!(range(bound("5", false), bound("5", false)).is_satisfiable());
-        let int_gap = NumberConstraints {
-            integer: true,
-            ..range(bound("1", true), bound("2", true))
-        };
+        let int_gap = NumberConstraints { integer: true, ..range(bound("1", true), bound("2", true)) };
         assert!(!int_gap.is_satisfiable());
-        let step_gap = NumberConstraints {
-            multiple_of: vec![d("0.7")],
-            ..range(bound("1.41", false), bound("2.09", false))
-        };
+        let step_gap =
+            NumberConstraints { multiple_of: vec![d("0.7")], ..range(bound("1.41", false), bound("2.09", false)) };
         assert!(!step_gap.is_satisfiable());
-        let step_hit = NumberConstraints {
-            multiple_of: vec![d("0.7")],
-            ..range(bound("1.4", false), bound("2.09", false))
-        };
+        let step_hit =
+            NumberConstraints { multiple_of: vec![d("0.7")], ..range(bound("1.4", false), bound("2.09", false)) };
         assert!(step_hit.is_satisfiable());
 
         let a = NumberConstraints {
@@ -2140,10 +1969,7 @@ mod tests {
         let over = format!("2.{}1", "0".repeat(60));
         assert_eq!(run(&prepare(c.clone()), &over), Err(over.len() - 1));
         let int = "9".repeat(45);
-        let c = NumberConstraints {
-            multiple_of: vec![d("9")],
-            ..Default::default()
-        };
+        let c = NumberConstraints { multiple_of: vec![d("9")], ..Default::default() };
         assert_eq!(run(&prepare(c.clone()), &int), Ok(true));
         assert_eq!(run(&prepare(c), &format!("{int}1")), Ok(false));
     }
@@ -2351,16 +2177,8 @@ mod tests {
             if syntax_integer && !frac.is_empty() {
                 return false;
             }
-            let int_ok = if p.dot || p.exp_mark {
-                p.int == int
-            } else {
-                int.starts_with(&p.int)
-            };
-            let frac_ok = p
-                .frac
-                .iter()
-                .enumerate()
-                .all(|(i, &b)| b == frac.get(i).copied().unwrap_or(b'0'));
+            let int_ok = if p.dot || p.exp_mark { p.int == int } else { int.starts_with(&p.int) };
+            let frac_ok = p.frac.iter().enumerate().all(|(i, &b)| b == frac.get(i).copied().unwrap_or(b'0'));
             // Once the exponent started, the fraction is closed and must hold all of w's digits.
             int_ok && frac_ok && !(p.exp_mark && p.frac.len() < frac.len())
         }
@@ -2387,11 +2205,8 @@ mod tests {
         fn random_small(rng: &mut XorShift, max_sig: i64, x: (i64, i64)) -> i128 {
             let sig = i128::from(rng.range(0, max_sig));
             let x = rng.range(x.0, x.1);
-            let magnitude = if x >= 0 {
-                sig * SCALE * 10i128.pow(x as u32)
-            } else {
-                sig * SCALE / 10i128.pow((-x) as u32)
-            };
+            let magnitude =
+                if x >= 0 { sig * SCALE * 10i128.pow(x as u32) } else { sig * SCALE / 10i128.pow((-x) as u32) };
             if rng.one_in(2) {
                 -magnitude
             } else {
@@ -2400,9 +2215,7 @@ mod tests {
         }
 
         fn random_steps(rng: &mut XorShift, max: u64) -> Vec<Decimal> {
-            (0..rng.below(max + 1))
-                .map(|_| d(STEPS[rng.below(STEPS.len() as u64) as usize]))
-                .collect()
+            (0..rng.below(max + 1)).map(|_| d(STEPS[rng.below(STEPS.len() as u64) as usize])).collect()
         }
 
         /// Bounded ranges with a step (or integrality): the admissible values are finite.
@@ -2442,26 +2255,17 @@ mod tests {
 
         /// `enum`-style value sets, optionally narrowed by other constraints.
         fn finite_values(rng: &mut XorShift) -> (NumberConstraints, Vec<Decimal>) {
-            let mut listed: Vec<Decimal> = (0..rng.range(1, 6))
-                .map(|_| d(&scaled_text(random_small(rng, 999, (-4, 4)))))
-                .collect();
+            let mut listed: Vec<Decimal> =
+                (0..rng.range(1, 6)).map(|_| d(&scaled_text(random_small(rng, 999, (-4, 4))))).collect();
             if rng.one_in(3) {
                 listed.push(Decimal::zero());
             }
             let c = NumberConstraints {
                 integer: rng.one_in(4),
                 integer_syntax_only: rng.one_in(6),
-                minimum: rng
-                    .one_in(3)
-                    .then(|| (d(&scaled_text(random_small(rng, 99, (-2, 2)))), rng.one_in(2))),
-                maximum: rng
-                    .one_in(3)
-                    .then(|| (d(&scaled_text(random_small(rng, 99, (-2, 2)))), rng.one_in(2))),
-                multiple_of: if rng.one_in(3) {
-                    random_steps(rng, 1)
-                } else {
-                    Vec::new()
-                },
+                minimum: rng.one_in(3).then(|| (d(&scaled_text(random_small(rng, 99, (-2, 2)))), rng.one_in(2))),
+                maximum: rng.one_in(3).then(|| (d(&scaled_text(random_small(rng, 99, (-2, 2)))), rng.one_in(2))),
+                multiple_of: if rng.one_in(3) { random_steps(rng, 1) } else { Vec::new() },
                 values: Some(listed.clone()),
             };
             let judge = Judge { c };
@@ -2479,17 +2283,9 @@ mod tests {
             NumberConstraints {
                 integer: rng.one_in(4),
                 integer_syntax_only: rng.one_in(8),
-                minimum: rng
-                    .one_in(2)
-                    .then(|| (d(&scaled_text(random_small(rng, 99, (-2, 2)))), rng.one_in(2))),
-                maximum: rng
-                    .one_in(2)
-                    .then(|| (d(&scaled_text(random_small(rng, 99, (-2, 2)))), rng.one_in(2))),
-                multiple_of: if rng.one_in(2) {
-                    random_steps(rng, 2)
-                } else {
-                    Vec::new()
-                },
+                minimum: rng.one_in(2).then(|| (d(&scaled_text(random_small(rng, 99, (-2, 2)))), rng.one_in(2))),
+                maximum: rng.one_in(2).then(|| (d(&scaled_text(random_small(rng, 99, (-2, 2)))), rng.one_in(2))),
+                multiple_of: if rng.one_in(2) { random_steps(rng, 2) } else { Vec::new() },
                 values: None,
             }
         }
@@ -2568,18 +2364,10 @@ mod tests {
             let mut rng = XorShift(seed);
             let mut stats = Stats::default();
             for round in 0..sets {
-                let (c, values) = if round % 2 == 0 {
-                    finite_arithmetic(&mut rng)
-                } else {
-                    finite_values(&mut rng)
-                };
+                let (c, values) = if round % 2 == 0 { finite_arithmetic(&mut rng) } else { finite_values(&mut rng) };
                 let judge = Judge { c: c.clone() };
                 let m = NumberMatcher::new(Arc::new(c.clone()));
-                assert_eq!(
-                    m.is_satisfiable(),
-                    !values.is_empty(),
-                    "satisfiable: {c:?} admits {values:?}"
-                );
+                assert_eq!(m.is_satisfiable(), !values.is_empty(), "satisfiable: {c:?} admits {values:?}");
                 assert_eq!(c.is_satisfiable(), !values.is_empty());
                 stats.constraint_sets += 1;
                 if values.is_empty() {
@@ -2587,26 +2375,14 @@ mod tests {
                 }
                 // Exponents within +-30 cover every spelling of these values from prefixes of
                 // this length: the values' own exponents are within +-7.
-                let exponents: Vec<i64> = if c.integer_syntax_only {
-                    vec![0]
-                } else {
-                    (-30..=30).collect()
-                };
+                let exponents: Vec<i64> = if c.integer_syntax_only { vec![0] } else { (-30..=30).collect() };
                 let survivors: Vec<(u32, i64)> = (0..values.len() as u32)
                     .flat_map(|i| {
-                        let exponents = if values[i as usize].is_zero() {
-                            &exponents[..1]
-                        } else {
-                            &exponents[..]
-                        };
+                        let exponents = if values[i as usize].is_zero() { &exponents[..1] } else { &exponents[..] };
                         exponents.iter().map(move |&e| (i, e))
                     })
                     .collect();
-                let run = ValueRun {
-                    judge: &judge,
-                    values: &values,
-                    max_len,
-                };
+                let run = ValueRun { judge: &judge, values: &values, max_len };
                 explore_values(&run, &mut Vec::new(), &m, &survivors, &mut stats);
             }
             stats
@@ -2709,12 +2485,7 @@ mod tests {
         /// Iterative deepening over the bytes the matcher admits; the end must satisfy the judge.
         fn find_witness(m: &NumberMatcher, text: &mut Vec<u8>, depth: usize, judge: &Judge) -> bool {
             if m.is_accepting() {
-                assert!(
-                    judge.accepts_text(text),
-                    "accepted {:?} under {:?}",
-                    String::from_utf8_lossy(text),
-                    judge.c
-                );
+                assert!(judge.accepts_text(text), "accepted {:?} under {:?}", String::from_utf8_lossy(text), judge.c);
                 return true;
             }
             if depth == 0 {
@@ -2747,11 +2518,7 @@ mod tests {
                 for (mut text, n) in unconfirmed {
                     let found = greedy_witness(&n, &text, &judge)
                         || (1..=9).any(|depth| find_witness(&n, &mut text, depth, &judge));
-                    assert!(
-                        found,
-                        "no completion found for admitted {:?} under {c:?}",
-                        String::from_utf8_lossy(&text)
-                    );
+                    assert!(found, "no completion found for admitted {:?} under {c:?}", String::from_utf8_lossy(&text));
                     stats.witnesses += 1;
                     stats.live += 1;
                 }

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use crate::automata::{StateId, DEAD};
 use crate::bind::{BoundKind, BoundSchema};
-use crate::structured::DocumentMatcher;
 use crate::error::{Error, RejectReason, Result};
 use crate::mask;
+use crate::structured::DocumentMatcher;
 use crate::vocabulary::TokenId;
 
 /// The decoding position of one sequence. Append-only: exactly one token per step.

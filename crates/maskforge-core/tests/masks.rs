@@ -6,7 +6,8 @@ use std::sync::Arc;
 use maskforge_core::mask::{allowed_ids, get_bit};
 use maskforge_core::reference::reference_mask;
 use maskforge_core::{
-    build_vocabulary, BindPolicy, BoundSchema, CompiledVocabulary, Compiler, CompilerOptions, Error, RejectReason, Vocabulary,
+    build_vocabulary, BindPolicy, BoundSchema, CompiledVocabulary, Compiler, CompilerOptions, Error, RejectReason,
+    Vocabulary,
 };
 
 const SCHEMAS: &[&str] = &[
@@ -23,8 +24,8 @@ const SCHEMAS: &[&str] = &[
 fn small_vocabulary() -> Vocabulary {
     let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
     for t in [
-        "{\"", "\":", "\",", "\"}", "name", "ok", "true", "false", "null", "tags", "[\"", "\"]", "red", "green", " \"", "\": ",
-        ", \"", "alpha", "beta", "1.5", "e-", "12", ",\n", "  ", "\\u00", "\\\"", "smile", "é", "ét", "😀",
+        "{\"", "\":", "\",", "\"}", "name", "ok", "true", "false", "null", "tags", "[\"", "\"]", "red", "green", " \"",
+        "\": ", ", \"", "alpha", "beta", "1.5", "e-", "12", ",\n", "  ", "\\u00", "\\\"", "smile", "é", "ét", "😀",
     ] {
         tokens.push(t.as_bytes().to_vec());
     }

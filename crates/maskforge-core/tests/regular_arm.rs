@@ -34,8 +34,16 @@ fn scalar_types_and_unions() {
 
 #[test]
 fn enums_and_consts_admit_every_spelling() {
-    check(r#"{"enum": ["a", true, null]}"#, &[r#""a""#, r#""\u0061""#, "true", "null"], &["false", r#""b""#, r#""a ""#]);
-    check(r#"{"const": {"x": ["y", false]}}"#, &[r#"{"x":["y",false]}"#, r#"{ "x" : [ "y" , false ] }"#], &[r#"{"x":["y"]}"#, r#"{"x":["y",false],"x":["y",false]}"#]);
+    check(
+        r#"{"enum": ["a", true, null]}"#,
+        &[r#""a""#, r#""\u0061""#, "true", "null"],
+        &["false", r#""b""#, r#""a ""#],
+    );
+    check(
+        r#"{"const": {"x": ["y", false]}}"#,
+        &[r#"{"x":["y",false]}"#, r#"{ "x" : [ "y" , false ] }"#],
+        &[r#"{"x":["y"]}"#, r#"{"x":["y",false],"x":["y",false]}"#],
+    );
     check(r#"{"enum": ["a", "b"], "type": "string", "maxLength": 1}"#, &[r#""a""#], &[r#""ab""#]);
 }
 
@@ -45,8 +53,19 @@ fn closed_objects_in_any_order_without_duplicates() {
                     "required": ["a", "b"], "additionalProperties": false}"#;
     check(
         schema,
-        &[r#"{"a":true,"b":"x"}"#, r#"{"b":"x","a":false}"#, r#"{ "c" : null , "b":"x","a":true }"#, r#"{"\u0061":true,"b":"x"}"#],
-        &[r#"{"a":true}"#, r#"{"a":true,"b":"x","a":true}"#, r#"{"a":true,"b":"x","d":1}"#, r#"{}"#, r#"{"a":true,,"b":"x"}"#],
+        &[
+            r#"{"a":true,"b":"x"}"#,
+            r#"{"b":"x","a":false}"#,
+            r#"{ "c" : null , "b":"x","a":true }"#,
+            r#"{"\u0061":true,"b":"x"}"#,
+        ],
+        &[
+            r#"{"a":true}"#,
+            r#"{"a":true,"b":"x","a":true}"#,
+            r#"{"a":true,"b":"x","d":1}"#,
+            r#"{}"#,
+            r#"{"a":true,,"b":"x"}"#,
+        ],
     );
     check(r#"{"type": "object", "additionalProperties": false}"#, &["{}", "{ }"], &[r#"{"a":1}"#]);
     check(
@@ -78,7 +97,11 @@ fn bounded_arrays() {
 
 #[test]
 fn combinators_use_automaton_products() {
-    check(r#"{"type": "string", "allOf": [{"minLength": 2}, {"maxLength": 3}]}"#, &[r#""ab""#, r#""abc""#], &[r#""a""#, r#""abcd""#]);
+    check(
+        r#"{"type": "string", "allOf": [{"minLength": 2}, {"maxLength": 3}]}"#,
+        &[r#""ab""#, r#""abc""#],
+        &[r#""a""#, r#""abcd""#],
+    );
     check(r#"{"anyOf": [{"type": "null"}, {"enum": ["a"]}]}"#, &["null", r#""a""#], &[r#""b""#]);
     check(r#"{"oneOf": [{"enum": ["a", "b"]}, {"enum": ["b", "c"]}]}"#, &[r#""a""#, r#""c""#], &[r#""b""#]);
     check(r#"{"type": "string", "not": {"enum": ["a"]}}"#, &[r#""b""#, r#""""#], &[r#""a""#, r#""\u0061""#]);
@@ -120,7 +143,9 @@ fn unsupported_and_malformed_schemas_are_diagnosed() {
 
 #[test]
 fn diagnostics_carry_keyword_and_pointer() {
-    let Err(Error::Schema(d)) = compile(r#"{"type": "object", "properties": {"a": {"type": "string", "pattern": "(?<=x)"}}, "additionalProperties": false}"#) else {
+    let Err(Error::Schema(d)) = compile(
+        r#"{"type": "object", "properties": {"a": {"type": "string", "pattern": "(?<=x)"}}, "additionalProperties": false}"#,
+    ) else {
         panic!("expected a diagnostic");
     };
     assert_eq!(d.code, DiagnosticCode::UnsupportedPattern);
@@ -136,11 +161,7 @@ fn unknown_keywords_are_annotations() {
 
 #[test]
 fn patterns_apply_to_the_decoded_string() {
-    check(
-        r#"{"type": "string", "pattern": "^a+$"}"#,
-        &[r#""aa""#, r#""\u0061a""#],
-        &[r#""ab""#, r#""""#, r#""a\n""#],
-    );
+    check(r#"{"type": "string", "pattern": "^a+$"}"#, &[r#""aa""#, r#""\u0061a""#], &[r#""ab""#, r#""""#, r#""a\n""#]);
     // Unanchored: a match anywhere will do.
     check(r#"{"type": "string", "pattern": "\\d"}"#, &[r#""x1y""#, r#""\u0031""#], &[r#""xy""#, r#""١""#]);
 }

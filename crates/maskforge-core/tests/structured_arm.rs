@@ -57,7 +57,11 @@ fn numbers_are_decided_by_value() {
         &["251", "-1", "1.5", "2.51e2", "1e3"],
     );
     check(r#"{"type": "number", "multipleOf": 0.01}"#, &["1.23", "123e-2", "-0.5"], &["1.234", "1e-3"]);
-    check(r#"{"enum": [1, "a", {"x": 1.0}]}"#, &["1", "1.0", "10e-1", r#""a""#, r#"{"x":1}"#, r#"{"x":0.1e1}"#], &["2", r#"{"x":1,"y":1}"#]);
+    check(
+        r#"{"enum": [1, "a", {"x": 1.0}]}"#,
+        &["1", "1.0", "10e-1", r#""a""#, r#"{"x":1}"#, r#"{"x":0.1e1}"#],
+        &["2", r#"{"x":1,"y":1}"#],
+    );
 }
 
 #[test]
@@ -79,10 +83,18 @@ fn recursion_and_combinators() {
     let tree = r##"{"$defs": {"node": {"type": "object", "properties": {"value": {"type": "integer"},
         "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["value"],
         "additionalProperties": false}}, "$ref": "#/$defs/node"}"##;
-    check(tree, &[r#"{"value":1,"children":[{"value":2},{"value":3,"children":[]}]}"#], &[r#"{"value":1,"children":[{}]}"#]);
+    check(
+        tree,
+        &[r#"{"value":1,"children":[{"value":2},{"value":3,"children":[]}]}"#],
+        &[r#"{"value":1,"children":[{}]}"#],
+    );
     let either = r##"{"anyOf": [{"properties": {"a": {"type": "string"}}, "required": ["a"]},
         {"properties": {"b": {"type": "integer"}}, "required": ["b"]}], "type": "object"}"##;
-    check(either, &[r#"{"a":"x"}"#, r#"{"b":1}"#, r#"{"a":"x","b":"y"}"#, r#"{"a":1,"b":2}"#], &[r#"{"a":1}"#, r#"{"b":"x"}"#, "{}"]);
+    check(
+        either,
+        &[r#"{"a":"x"}"#, r#"{"b":1}"#, r#"{"a":"x","b":"y"}"#, r#"{"a":1,"b":2}"#],
+        &[r#"{"a":1}"#, r#"{"b":"x"}"#, "{}"],
+    );
     let both = r#"{"allOf": [{"properties": {"a": {"type": "integer"}}}, {"properties": {"a": {"minimum": 5}}}], "type": "object"}"#;
     check(both, &[r#"{"a":5}"#, "{}", r#"{"b":[]}"#], &[r#"{"a":4}"#, r#"{"a":5.5}"#]);
 }
@@ -94,11 +106,19 @@ fn unsatisfiable_and_ill_founded_schemas_are_diagnosed() {
         other => panic!("{schema}: {other:?}"),
     };
     assert_eq!(code(r#"{"type": "integer", "minimum": 2, "maximum": 1}"#), DiagnosticCode::UnsatisfiableSchema);
-    assert_eq!(code(r#"{"type": "object", "required": ["a"], "properties": {"a": false}}"#), DiagnosticCode::UnsatisfiableSchema);
-    assert_eq!(code(r##"{"$defs": {"x": {"allOf": [{"$ref": "#/$defs/x"}]}}, "$ref": "#/$defs/x"}"##), DiagnosticCode::UnsatisfiableSchema);
+    assert_eq!(
+        code(r#"{"type": "object", "required": ["a"], "properties": {"a": false}}"#),
+        DiagnosticCode::UnsatisfiableSchema
+    );
+    assert_eq!(
+        code(r##"{"$defs": {"x": {"allOf": [{"$ref": "#/$defs/x"}]}}, "$ref": "#/$defs/x"}"##),
+        DiagnosticCode::UnsatisfiableSchema
+    );
     // A recursive schema with no finite instance.
     assert_eq!(
-        code(r##"{"$defs": {"x": {"type": "object", "properties": {"n": {"$ref": "#/$defs/x"}}, "required": ["n"]}}, "$ref": "#/$defs/x"}"##),
+        code(
+            r##"{"$defs": {"x": {"type": "object", "properties": {"n": {"$ref": "#/$defs/x"}}, "required": ["n"]}}, "$ref": "#/$defs/x"}"##
+        ),
         DiagnosticCode::UnsatisfiableSchema
     );
 }
@@ -106,7 +126,10 @@ fn unsatisfiable_and_ill_founded_schemas_are_diagnosed() {
 /// Every byte as a token, plus multi-byte tokens crossing structure.
 fn vocabulary() -> CompiledVocabulary {
     let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-    for t in ["{\"", "\":", "\",", "\"}", "ok", "value", "children", "[{", "}]", "},", "12", "1.", "e-", "00", "true", "null", " {"] {
+    for t in [
+        "{\"", "\":", "\",", "\"}", "ok", "value", "children", "[{", "}]", "},", "12", "1.", "e-", "00", "true",
+        "null", " {",
+    ] {
         tokens.push(t.as_bytes().to_vec());
     }
     let eos = tokens.len() as u32;
@@ -120,8 +143,10 @@ fn structured_masks_equal_reference_masks() {
     let cases = [
         (r#"{"type": "object", "required": ["ok"]}"#, r#"{"x": [1, {"y": null}], "ok": 12.5e-1}"#),
         (r#"{"type": "integer", "maximum": 120}"#, "1.2e2"),
-        (r##"{"$defs": {"n": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "required": ["value"]}}, "$ref": "#/$defs/n"}"##,
-         r#"{"value": 1, "children": [{"value": 12}, {"children": [], "value": 100}]}"#),
+        (
+            r##"{"$defs": {"n": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "required": ["value"]}}, "$ref": "#/$defs/n"}"##,
+            r#"{"value": 1, "children": [{"value": 12}, {"children": [], "value": 100}]}"#,
+        ),
     ];
     for (schema, text) in cases {
         let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();

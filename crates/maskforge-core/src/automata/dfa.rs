@@ -111,7 +111,8 @@ impl ByteDfa {
                 transitions.push(target);
             }
         }
-        let raw = RawDfa { columns, column_of: ColumnMap::Classes(Box::new(column_of)), transitions, accepting, start: 1 };
+        let raw =
+            RawDfa { columns, column_of: ColumnMap::Classes(Box::new(column_of)), transitions, accepting, start: 1 };
         Ok(raw.finish())
     }
 
@@ -201,7 +202,13 @@ impl ByteDfa {
 
     /// The automaton of all byte strings.
     pub fn universe() -> ByteDfa {
-        ByteDfa { classes: [0; 256], class_count: 1, transitions: vec![DEAD, 1], accepting: vec![false, true], start: 1 }
+        ByteDfa {
+            classes: [0; 256],
+            class_count: 1,
+            transitions: vec![DEAD, 1],
+            accepting: vec![false, true],
+            start: 1,
+        }
     }
 
     /// The product automaton, accepting where `accept(a, b)`; trimmed and minimal. The dead
@@ -260,7 +267,13 @@ impl ByteDfa {
             }
         }
         // (DEAD, DEAD) may accept under a complementing operator; `finish` trims it either way.
-        let raw = RawDfa { columns, column_of: ColumnMap::Classes(Box::new(classes)), transitions, accepting, start: start_id };
+        let raw = RawDfa {
+            columns,
+            column_of: ColumnMap::Classes(Box::new(classes)),
+            transitions,
+            accepting,
+            start: start_id,
+        };
         Ok(raw.finish_with_ordinary_zero())
     }
 

@@ -31,7 +31,8 @@ fn digit() -> Re {
 
 /// Any JSON number.
 pub fn number() -> Re {
-    let int = Re::alt(vec![Re::literal(b"0"), Re::concat(vec![Re::byte_range(b'1', b'9'), Re::repeat(digit(), 0, None)])]);
+    let int =
+        Re::alt(vec![Re::literal(b"0"), Re::concat(vec![Re::byte_range(b'1', b'9'), Re::repeat(digit(), 0, None)])]);
     let fraction = Re::optional(Re::concat(vec![Re::literal(b"."), Re::repeat(digit(), 1, None)]));
     let exponent = Re::optional(Re::concat(vec![
         Re::Bytes(vec![(b'E', b'E'), (b'e', b'e')]),
@@ -46,9 +47,7 @@ pub fn utf8_ranges(ranges: &[(char, char)]) -> Re {
     let mut alternatives = Vec::new();
     for &(lo, hi) in ranges {
         for sequence in Utf8Sequences::new(lo, hi) {
-            alternatives.push(Re::concat(
-                sequence.as_slice().iter().map(|r| Re::byte_range(r.start, r.end)).collect(),
-            ));
+            alternatives.push(Re::concat(sequence.as_slice().iter().map(|r| Re::byte_range(r.start, r.end)).collect()));
         }
     }
     Re::alt(alternatives)
@@ -102,10 +101,8 @@ fn unicode_escape() -> Re {
 /// One character of a string body, in any spelling.
 pub fn string_char() -> Re {
     let raw = utf8_ranges(&[(' ', '!'), ('#', '['), (']', '\u{D7FF}'), ('\u{E000}', '\u{10FFFF}')]);
-    let short = Re::concat(vec![
-        Re::literal(b"\\"),
-        Re::Bytes(merge_ranges(b"\"\\/bfnrt".iter().map(|&b| (b, b)).collect())),
-    ]);
+    let short =
+        Re::concat(vec![Re::literal(b"\\"), Re::Bytes(merge_ranges(b"\"\\/bfnrt".iter().map(|&b| (b, b)).collect()))]);
     Re::alt(vec![raw, short, unicode_escape()])
 }
 
@@ -201,11 +198,7 @@ mod tests {
     #[test]
     fn literals_accept_escaped_spellings() {
         let re = string_literal("a/é😀\"");
-        for ok in [
-            r#""a/é😀\"""#,
-            r#""\u0061\/\u00E9\uD83D\uDE00\u0022""#,
-            r#""\u0061\u002f\u00e9😀\"""#,
-        ] {
+        for ok in [r#""a/é😀\"""#, r#""\u0061\/\u00E9\uD83D\uDE00\u0022""#, r#""\u0061\u002f\u00e9😀\"""#] {
             assert!(matches(&re, ok), "{ok}");
         }
         assert!(!matches(&re, r#""a/é😀""#));

@@ -22,7 +22,12 @@ pub enum Re {
     Concat(Vec<Re>),
     Alt(Vec<Re>),
     /// `min..=max` (unbounded when `max` is `None`) repetitions, optionally separated.
-    Repeat { item: Box<Re>, min: u32, max: Option<u32>, separator: Option<Box<Re>> },
+    Repeat {
+        item: Box<Re>,
+        min: u32,
+        max: Option<u32>,
+        separator: Option<Box<Re>>,
+    },
     /// An already determinised language.
     Dfa(Arc<ByteDfa>),
     /// The members of a closed JSON object in any order, each at most once.
@@ -248,7 +253,13 @@ impl Emitter {
     }
 
     /// `item (sep item){min-1..max-1}`, or empty when `min == 0`.
-    fn repeat(&mut self, item: &Re, min: u32, max: Option<u32>, separator: Option<&Re>) -> Result<Fragment, CompileLimit> {
+    fn repeat(
+        &mut self,
+        item: &Re,
+        min: u32,
+        max: Option<u32>,
+        separator: Option<&Re>,
+    ) -> Result<Fragment, CompileLimit> {
         if max == Some(0) {
             return self.empty();
         }
@@ -411,7 +422,8 @@ mod tests {
     fn repeat_counts_are_exact() {
         let re = Re::separated(Re::literal(b"a"), Re::literal(b","), 2, Some(3));
         let d = dfa(&re);
-        for (w, want) in [("a", false), ("a,a", true), ("a,a,a", true), ("a,a,a,a", false), ("", false), ("aa", false)] {
+        for (w, want) in [("a", false), ("a,a", true), ("a,a,a", true), ("a,a,a,a", false), ("", false), ("aa", false)]
+        {
             assert_eq!(d.matches(w.as_bytes()), want, "{w}");
         }
         let d = dfa(&Re::separated(Re::literal(b"a"), Re::literal(b","), 0, None));

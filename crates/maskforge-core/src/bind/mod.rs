@@ -11,13 +11,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::automata::{ByteDfa, StateId, DEAD};
-use crate::structured::{DocumentMatcher, StructuredProgram};
 use crate::compiler::TrieCache;
 use crate::error::Result;
 use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
 use crate::options::BindPolicy;
 use crate::session::Session;
+use crate::structured::{DocumentMatcher, StructuredProgram};
 use crate::vocabulary::{CompiledVocabulary, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use rows::RowTable;
@@ -101,13 +101,8 @@ impl BoundSchema {
                 BindPolicy::Lazy,
             ),
         };
-        let inner = BoundInner {
-            executable,
-            vocabulary: Arc::clone(vocabulary.vocabulary()),
-            word_count,
-            policy,
-            kind,
-        };
+        let inner =
+            BoundInner { executable, vocabulary: Arc::clone(vocabulary.vocabulary()), word_count, policy, kind };
         if let BoundKind::Regular { dfa, .. } = &inner.kind {
             if policy == BindPolicy::Eager {
                 for state in 1..dfa.state_count() as StateId {

@@ -14,10 +14,7 @@ pub(crate) struct RowTable {
 
 impl RowTable {
     pub(crate) fn new(states: usize) -> Self {
-        RowTable {
-            cells: (0..states).map(|_| OnceLock::new()).collect(),
-            distinct: Mutex::new(HashSet::new()),
-        }
+        RowTable { cells: (0..states).map(|_| OnceLock::new()).collect(), distinct: Mutex::new(HashSet::new()) }
     }
 
     pub(crate) fn get_or_compute(&self, state: StateId, compute: impl FnOnce() -> Vec<u32>) -> &[u32] {

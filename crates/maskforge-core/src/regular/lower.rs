@@ -6,11 +6,11 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::lang::{self, JsonType, Op, Products, TypeLang, Typed};
-use crate::schema::refs;
 use crate::automata::{json, AnyOrderMembers, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::options::{CompilerOptions, Draft};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
+use crate::schema::refs;
 use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
 
@@ -54,14 +54,23 @@ impl<'a> Lowering<'a> {
             return Ok(done.clone());
         }
         if self.active.len() > self.options.limits.max_nesting_depth {
-            return Err(diag(DiagnosticCode::ResourceLimit, pointer, "$ref", "schema nesting through references is too deep"));
+            return Err(diag(
+                DiagnosticCode::ResourceLimit,
+                pointer,
+                "$ref",
+                "schema nesting through references is too deep",
+            ));
         }
         self.active.push(pointer.to_string());
         let result = match schema {
             Value::Bool(true) => Ok(Typed::any()),
             Value::Bool(false) => Ok(Typed::nothing()),
             Value::Object(map) => self.object_schema(map, pointer),
-            _ => Err(Diagnostic::new(DiagnosticCode::InvalidKeywordValue, pointer, "a schema must be an object or a boolean")),
+            _ => Err(Diagnostic::new(
+                DiagnosticCode::InvalidKeywordValue,
+                pointer,
+                "a schema must be an object or a boolean",
+            )),
         };
         self.active.pop();
         let typed = result?;
@@ -76,7 +85,12 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn subschema_list(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Vec<Typed>>> {
+    fn subschema_list(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &str,
+        keyword: &str,
+    ) -> Lowered<Option<Vec<Typed>>> {
         let Some(value) = map.get(keyword) else { return Ok(None) };
         let Value::Array(items) = value else {
             return Err(invalid(pointer, keyword, format!("{keyword} must be an array of schemas")));
@@ -85,7 +99,12 @@ impl<'a> Lowering<'a> {
             return Err(invalid(pointer, keyword, format!("{keyword} must not be empty")));
         }
         let base = pointer_push(pointer, keyword);
-        items.iter().enumerate().map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string()))).collect::<Lowered<Vec<_>>>().map(Some)
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string())))
+            .collect::<Lowered<Vec<_>>>()
+            .map(Some)
     }
 
     fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
@@ -136,7 +155,11 @@ impl<'a> Lowering<'a> {
         if let Some(negated) = self.subschema(map, pointer, "not")? {
             let at = pointer_push(pointer, "not");
             typed = lang::difference_typed(self, &typed, &negated, |t| {
-                structured(&at, "not", format!("`not` over unconstrained {} values needs the structured backend", t.name()))
+                structured(
+                    &at,
+                    "not",
+                    format!("`not` over unconstrained {} values needs the structured backend", t.name()),
+                )
             })?;
         }
         if self.draft >= Draft::Draft7 && map.contains_key("if") {
@@ -195,7 +218,9 @@ impl<'a> Lowering<'a> {
             Value::String(name) => vec![name.as_str()],
             Value::Array(items) => items
                 .iter()
-                .map(|v| v.as_str().ok_or_else(|| invalid(pointer, "type", "type must be a string or an array of strings")))
+                .map(|v| {
+                    v.as_str().ok_or_else(|| invalid(pointer, "type", "type must be a string or an array of strings"))
+                })
                 .collect::<Lowered<_>>()?,
             _ => return Err(invalid(pointer, "type", "type must be a string or an array of strings")),
         };
@@ -227,7 +252,10 @@ impl<'a> Lowering<'a> {
     fn count(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<u64>> {
         let Some(value) = map.get(keyword) else { return Ok(None) };
         let number = value.as_u64().or_else(|| {
-            value.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && self.draft >= Draft::Draft6).map(|f| f.min(u64::MAX as f64) as u64)
+            value
+                .as_f64()
+                .filter(|f| *f >= 0.0 && f.fract() == 0.0 && self.draft >= Draft::Draft6)
+                .map(|f| f.min(u64::MAX as f64) as u64)
         });
         number.map(Some).ok_or_else(|| invalid(pointer, keyword, format!("{keyword} must be a non-negative integer")))
     }
@@ -261,7 +289,11 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             if typed.admits(JsonType::Number) {
-                let d = structured(pointer, keyword, format!("{keyword} is decided by numeric value, which needs the structured backend"));
+                let d = structured(
+                    pointer,
+                    keyword,
+                    format!("{keyword} is decided by numeric value, which needs the structured backend"),
+                );
                 typed.set(JsonType::Number, TypeLang::Unsupported(d));
             }
         }
@@ -271,14 +303,25 @@ impl<'a> Lowering<'a> {
     /// The object language of the object keywords (`Any` when there are none).
     fn object_language(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<TypeLang> {
         const OBJECT_KEYWORDS: &[&str] = &[
-            "properties", "required", "additionalProperties", "patternProperties", "minProperties", "maxProperties",
-            "propertyNames", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties",
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "minProperties",
+            "maxProperties",
+            "propertyNames",
+            "dependencies",
+            "dependentRequired",
+            "dependentSchemas",
+            "unevaluatedProperties",
         ];
         let present: Vec<&str> = OBJECT_KEYWORDS.iter().copied().filter(|k| map.contains_key(*k)).collect();
         if present.is_empty() {
             return Ok(TypeLang::Any);
         }
-        for keyword in ["propertyNames", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties"] {
+        for keyword in
+            ["propertyNames", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties"]
+        {
             if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
                 return Ok(TypeLang::Unsupported(diag(
                     DiagnosticCode::UnsupportedKeyword,
@@ -294,7 +337,11 @@ impl<'a> Lowering<'a> {
             None => Vec::new(),
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|v| v.as_str().map(str::to_string).ok_or_else(|| invalid(pointer, "required", "required must be an array of strings")))
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| invalid(pointer, "required", "required must be an array of strings"))
+                })
                 .collect::<Lowered<_>>()?,
             Some(_) => return Err(invalid(pointer, "required", "required must be an array of strings")),
         };
@@ -342,8 +389,13 @@ impl<'a> Lowering<'a> {
                 }
                 continue;
             }
-            let member =
-                Re::concat(vec![json::string_literal(name), json::whitespace(), Re::literal(b":"), json::whitespace(), value]);
+            let member = Re::concat(vec![
+                json::string_literal(name),
+                json::whitespace(),
+                Re::literal(b":"),
+                json::whitespace(),
+                value,
+            ]);
             alternatives.push(member);
             is_required.push(needed);
         }
@@ -391,8 +443,16 @@ impl<'a> Lowering<'a> {
     /// The array language of the array keywords (`Any` when there are none).
     fn array_language(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<TypeLang> {
         const ARRAY_KEYWORDS: &[&str] = &[
-            "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "contains",
-            "minContains", "maxContains", "unevaluatedItems",
+            "items",
+            "prefixItems",
+            "additionalItems",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "contains",
+            "minContains",
+            "maxContains",
+            "unevaluatedItems",
         ];
         if !ARRAY_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
             return Ok(TypeLang::Any);
@@ -516,7 +576,11 @@ impl<'a> Lowering<'a> {
     /// The language of exactly one of `branches`.
     fn exactly_one(&mut self, branches: &[Typed], pointer: &str) -> Lowered<Typed> {
         let unsupported = |t: JsonType| {
-            structured(pointer, "oneOf", format!("oneOf over unconstrained {} values needs the structured backend", t.name()))
+            structured(
+                pointer,
+                "oneOf",
+                format!("oneOf over unconstrained {} values needs the structured backend", t.name()),
+            )
         };
         let mut result = Typed::nothing();
         for (i, branch) in branches.iter().enumerate() {
@@ -595,7 +659,9 @@ impl<'a> Lowering<'a> {
         let limits = &self.options.limits;
         re.compile(limits.max_dfa_states, limits.max_nfa_states).map_err(|limit| {
             let message = match limit {
-                crate::automata::CompileLimit::NfaStates(n) => format!("the schema expands to more than {n} automaton states"),
+                crate::automata::CompileLimit::NfaStates(n) => {
+                    format!("the schema expands to more than {n} automaton states")
+                }
                 crate::automata::CompileLimit::DfaStates(n) => format!("the schema's automaton exceeds {n} states"),
             };
             Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, message)
@@ -617,7 +683,13 @@ impl Products for Lowering<'_> {
             Op::Intersect => a.intersect(b, limit),
             Op::Difference => a.difference(b, limit),
         };
-        result.map_err(|e| Diagnostic::new(DiagnosticCode::ResourceLimit, "", format!("the schema's automaton exceeds {} states", e.limit)))
+        result.map_err(|e| {
+            Diagnostic::new(
+                DiagnosticCode::ResourceLimit,
+                "",
+                format!("the schema's automaton exceeds {} states", e.limit),
+            )
+        })
     }
 
     fn universe(&mut self, t: JsonType) -> Option<Re> {
@@ -669,7 +741,13 @@ fn literal_value(value: &Value) -> Option<Re> {
             }
             let mut members = Vec::new();
             for (k, v) in map {
-                members.push(Re::concat(vec![json::string_literal(k), ws(), Re::literal(b":"), ws(), literal_value(v)?]));
+                members.push(Re::concat(vec![
+                    json::string_literal(k),
+                    ws(),
+                    Re::literal(b":"),
+                    ws(),
+                    literal_value(v)?,
+                ]));
             }
             let n = members.len() as u32;
             let body = if members.is_empty() {

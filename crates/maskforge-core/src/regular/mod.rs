@@ -10,7 +10,6 @@
 mod lang;
 mod lower;
 
-
 use crate::automata::{json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode, Result};
 use crate::options::CompilerOptions;

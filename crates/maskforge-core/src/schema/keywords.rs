@@ -5,24 +5,67 @@ use crate::options::Draft;
 
 /// Annotation keywords: no effect on validation.
 pub const ANNOTATIONS: &[&str] = &[
-    "title", "description", "default", "examples", "$comment", "readOnly", "writeOnly", "deprecated",
-    "contentMediaType", "contentEncoding", "contentSchema", "$schema", "$vocabulary",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+    "contentMediaType",
+    "contentEncoding",
+    "contentSchema",
+    "$schema",
+    "$vocabulary",
 ];
 
 /// Every validation or applicator keyword any supported draft defines.
 pub fn is_known_keyword(keyword: &str, draft: Draft) -> bool {
     const COMMON: &[&str] = &[
-        "type", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength",
-        "minLength", "pattern", "items", "additionalItems", "maxItems", "minItems", "uniqueItems", "maxProperties",
-        "minProperties", "required", "properties", "patternProperties", "additionalProperties", "allOf", "anyOf",
-        "oneOf", "not", "$ref", "format",
+        "type",
+        "enum",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "items",
+        "additionalItems",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "$ref",
+        "format",
     ];
     const DRAFT4: &[&str] = &["dependencies", "definitions", "id"];
     const DRAFT6: &[&str] = &["const", "contains", "propertyNames", "$id", "dependencies", "definitions"];
     const DRAFT7: &[&str] = &["if", "then", "else"];
     const DRAFT2019: &[&str] = &[
-        "$defs", "$anchor", "$recursiveRef", "$recursiveAnchor", "dependentRequired", "dependentSchemas",
-        "unevaluatedItems", "unevaluatedProperties", "minContains", "maxContains", "definitions",
+        "$defs",
+        "$anchor",
+        "$recursiveRef",
+        "$recursiveAnchor",
+        "dependentRequired",
+        "dependentSchemas",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "minContains",
+        "maxContains",
+        "definitions",
     ];
     const DRAFT2020: &[&str] = &["prefixItems", "$dynamicRef", "$dynamicAnchor"];
     if COMMON.contains(&keyword) {
@@ -32,9 +75,7 @@ pub fn is_known_keyword(keyword: &str, draft: Draft) -> bool {
         Draft::Draft4 => DRAFT4.contains(&keyword),
         Draft::Draft6 => DRAFT6.contains(&keyword),
         Draft::Draft7 => DRAFT6.contains(&keyword) || DRAFT7.contains(&keyword),
-        Draft::Draft201909 => {
-            DRAFT6.contains(&keyword) || DRAFT7.contains(&keyword) || DRAFT2019.contains(&keyword)
-        }
+        Draft::Draft201909 => DRAFT6.contains(&keyword) || DRAFT7.contains(&keyword) || DRAFT2019.contains(&keyword),
         // `dependencies` left the vocabulary in 2019-09, but schemas written for both still use
         // it: known (and diagnosed when unsupported) rather than silently ignored.
         Draft::Draft202012 => {

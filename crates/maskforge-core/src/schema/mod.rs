@@ -47,17 +47,30 @@ impl SchemaDocument {
         let draft = match root.get("$schema") {
             None => options.default_draft,
             Some(Value::String(uri)) => Draft::from_schema_uri(uri).ok_or_else(|| {
-                Diagnostic::new(DiagnosticCode::UnknownDraft, "/$schema", format!("unknown or unsupported draft {uri:?}"))
-                    .with_keyword("$schema")
+                Diagnostic::new(
+                    DiagnosticCode::UnknownDraft,
+                    "/$schema",
+                    format!("unknown or unsupported draft {uri:?}"),
+                )
+                .with_keyword("$schema")
             })?,
             Some(_) => {
-                return Err(Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "/$schema", "$schema must be a string")
-                    .with_keyword("$schema")
-                    .into())
+                return Err(Diagnostic::new(
+                    DiagnosticCode::InvalidKeywordValue,
+                    "/$schema",
+                    "$schema must be a string",
+                )
+                .with_keyword("$schema")
+                .into())
             }
         };
         if !matches!(root, Value::Object(_) | Value::Bool(_)) {
-            return Err(Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "", "a schema must be an object or a boolean").into());
+            return Err(Diagnostic::new(
+                DiagnosticCode::InvalidKeywordValue,
+                "",
+                "a schema must be an object or a boolean",
+            )
+            .into());
         }
         Ok(SchemaDocument { root, draft })
     }

@@ -28,14 +28,26 @@ pub(crate) enum StringLanguage {
 }
 
 /// Reads a non-negative integer keyword (draft 6+ accepts integral decimals such as `2.0`).
-pub(crate) fn count_keyword(map: &Map<String, Value>, pointer: &str, keyword: &str, draft: Draft) -> Result<Option<u64>, Diagnostic> {
+pub(crate) fn count_keyword(
+    map: &Map<String, Value>,
+    pointer: &str,
+    keyword: &str,
+    draft: Draft,
+) -> Result<Option<u64>, Diagnostic> {
     let Some(value) = map.get(keyword) else { return Ok(None) };
     let number = value.as_u64().or_else(|| {
-        value.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && draft >= Draft::Draft6).map(|f| f.min(u64::MAX as f64) as u64)
+        value
+            .as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && draft >= Draft::Draft6)
+            .map(|f| f.min(u64::MAX as f64) as u64)
     });
     number.map(Some).ok_or_else(|| {
-        Diagnostic::new(DiagnosticCode::InvalidKeywordValue, pointer_push(pointer, keyword), format!("{keyword} must be a non-negative integer"))
-            .with_keyword(keyword)
+        Diagnostic::new(
+            DiagnosticCode::InvalidKeywordValue,
+            pointer_push(pointer, keyword),
+            format!("{keyword} must be a non-negative integer"),
+        )
+        .with_keyword(keyword)
     })
 }
 
@@ -49,7 +61,12 @@ pub(crate) fn check_string_keywords(map: &Map<String, Value>, pointer: &str, dra
     count_keyword(map, pointer, "maxLength", draft)?;
     for keyword in ["pattern", "format"] {
         if map.get(keyword).is_some_and(|v| !v.is_string()) {
-            return Err(keyword_diag(DiagnosticCode::InvalidKeywordValue, pointer, keyword, format!("{keyword} must be a string")));
+            return Err(keyword_diag(
+                DiagnosticCode::InvalidKeywordValue,
+                pointer,
+                keyword,
+                format!("{keyword} must be a string"),
+            ));
         }
     }
     Ok(())
@@ -65,7 +82,14 @@ pub(crate) fn string_language(
     check_string_keywords(map, pointer, draft)?;
     let max_states = options.limits.max_dfa_states;
     let limit = |keyword: &'static str| {
-        move |_| keyword_diag(DiagnosticCode::ResourceLimit, pointer, keyword, format!("the {keyword} automaton exceeds {max_states} states"))
+        move |_| {
+            keyword_diag(
+                DiagnosticCode::ResourceLimit,
+                pointer,
+                keyword,
+                format!("the {keyword} automaton exceeds {max_states} states"),
+            )
+        }
     };
     let mut parts: Vec<ByteDfa> = Vec::new();
     let min = count_keyword(map, pointer, "minLength", draft)?;
@@ -87,7 +111,12 @@ pub(crate) fn string_language(
         }
         let re = json::string_with_length(min as u32, max.map(|m| m as u32));
         parts.push(re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
-            keyword_diag(DiagnosticCode::ResourceLimit, pointer, "maxLength", format!("the length automaton exceeds {max_states} states"))
+            keyword_diag(
+                DiagnosticCode::ResourceLimit,
+                pointer,
+                "maxLength",
+                format!("the length automaton exceeds {max_states} states"),
+            )
         })?);
     }
     if let Some(Value::String(pattern)) = map.get("pattern") {
@@ -108,7 +137,12 @@ pub(crate) fn string_language(
             // Unknown formats are annotations, as the specification says.
             if let Some(decoded) = formats::format_language(name, max_states) {
                 let decoded = decoded.map_err(|e| {
-                    keyword_diag(DiagnosticCode::ResourceLimit, pointer, "format", format!("the {} automaton is too large: {:?}", e.format, e.limit))
+                    keyword_diag(
+                        DiagnosticCode::ResourceLimit,
+                        pointer,
+                        "format",
+                        format!("the {} automaton is too large: {:?}", e.format, e.limit),
+                    )
                 })?;
                 parts.push(json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(limit("format"))?);
             }
@@ -118,7 +152,11 @@ pub(crate) fn string_language(
     let Some(mut language) = parts.next() else { return Ok(StringLanguage::Any) };
     for part in parts {
         language = language.intersect(&part, max_states).map_err(|e| {
-            Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, format!("the string automaton exceeds {} states", e.limit))
+            Diagnostic::new(
+                DiagnosticCode::ResourceLimit,
+                pointer,
+                format!("the string automaton exceeds {} states", e.limit),
+            )
         })?;
     }
     Ok(StringLanguage::Texts(Arc::new(language)))

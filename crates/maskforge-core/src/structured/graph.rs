@@ -234,7 +234,11 @@ impl Graph {
         let mut content = self.nodes[operands[0] as usize].clone();
         for &op in &operands[1..] {
             let other = self.nodes[op as usize].clone();
-            content = if conjunction { self.intersect_content(&content, &other)? } else { self.union_content(&content, &other)? };
+            content = if conjunction {
+                self.intersect_content(&content, &other)?
+            } else {
+                self.union_content(&content, &other)?
+            };
         }
         self.nodes[id as usize] = content;
         self.pending[id as usize] = None;
@@ -261,7 +265,8 @@ impl Graph {
 
     /// Top-level intersection; children become (pending) conjunction nodes.
     fn intersect_content(&mut self, x: &Node, y: &Node) -> Result<Node, GraphError> {
-        let mut node = Node { null: x.null && y.null, true_: x.true_ && y.true_, false_: x.false_ && y.false_, ..Node::default() };
+        let mut node =
+            Node { null: x.null && y.null, true_: x.true_ && y.true_, false_: x.false_ && y.false_, ..Node::default() };
         for p in &x.numbers {
             for q in &y.numbers {
                 let both = p.intersect(q);
@@ -367,11 +372,7 @@ pub(crate) fn addable_optional_keys(shape: &ObjectShape, sat: &[bool], seen: &dy
     if sat[shape.other as usize] {
         return u64::MAX;
     }
-    shape
-        .properties
-        .iter()
-        .filter(|(k, &v)| sat[v as usize] && !shape.required.contains(*k) && !seen(k))
-        .count() as u64
+    shape.properties.iter().filter(|(k, &v)| sat[v as usize] && !shape.required.contains(*k) && !seen(k)).count() as u64
 }
 
 fn object_has_witness(shape: &ObjectShape, sat: &[bool]) -> bool {

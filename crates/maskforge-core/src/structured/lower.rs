@@ -10,8 +10,8 @@ use crate::automata::{json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft};
-use crate::schema::refs;
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
+use crate::schema::refs;
 use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
 
@@ -26,7 +26,12 @@ fn invalid(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnost
 }
 
 fn unsupported(pointer: &str, keyword: &str) -> Diagnostic {
-    diag(DiagnosticCode::UnsupportedKeyword, &pointer_push(pointer, keyword), keyword, format!("{keyword} is not supported yet"))
+    diag(
+        DiagnosticCode::UnsupportedKeyword,
+        &pointer_push(pointer, keyword),
+        keyword,
+        format!("{keyword} is not supported yet"),
+    )
 }
 
 pub(crate) struct Lowering<'a> {
@@ -54,7 +59,8 @@ struct Types {
 }
 
 impl Types {
-    const ALL: Types = Types { null: true, boolean: true, number: true, integer: false, string: true, array: true, object: true };
+    const ALL: Types =
+        Types { null: true, boolean: true, number: true, integer: false, string: true, array: true, object: true };
 }
 
 impl<'a> Lowering<'a> {
@@ -84,7 +90,11 @@ impl<'a> Lowering<'a> {
                 self.graph.set_all(id, operands);
                 Ok(id)
             }
-            _ => Err(Diagnostic::new(DiagnosticCode::InvalidKeywordValue, pointer, "a schema must be an object or a boolean")),
+            _ => Err(Diagnostic::new(
+                DiagnosticCode::InvalidKeywordValue,
+                pointer,
+                "a schema must be an object or a boolean",
+            )),
         }
     }
 
@@ -95,7 +105,12 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn subschema_list(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Vec<NodeId>>> {
+    fn subschema_list(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &str,
+        keyword: &str,
+    ) -> Lowered<Option<Vec<NodeId>>> {
         let Some(value) = map.get(keyword) else { return Ok(None) };
         let Value::Array(items) = value else {
             return Err(invalid(pointer, keyword, format!("{keyword} must be an array of schemas")));
@@ -104,7 +119,12 @@ impl<'a> Lowering<'a> {
             return Err(invalid(pointer, keyword, format!("{keyword} must not be empty")));
         }
         let base = pointer_push(pointer, keyword);
-        items.iter().enumerate().map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string()))).collect::<Lowered<_>>().map(Some)
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string())))
+            .collect::<Lowered<_>>()
+            .map(Some)
     }
 
     /// The conjunction of node ids a schema object stands for.
@@ -112,8 +132,15 @@ impl<'a> Lowering<'a> {
         for keyword in map.keys() {
             let blocked = matches!(
                 keyword.as_str(),
-                "not" | "if" | "propertyNames" | "dependencies" | "dependentRequired" | "dependentSchemas"
-                    | "unevaluatedProperties" | "unevaluatedItems" | "contains"
+                "not"
+                    | "if"
+                    | "propertyNames"
+                    | "dependencies"
+                    | "dependentRequired"
+                    | "dependentSchemas"
+                    | "unevaluatedProperties"
+                    | "unevaluatedItems"
+                    | "contains"
             );
             if (blocked && is_known_keyword(keyword, self.draft)) || unsupported_everywhere(keyword, self.draft) {
                 return Err(unsupported(pointer, keyword));
@@ -123,10 +150,7 @@ impl<'a> Lowering<'a> {
             return Ok(vec![self.reference(map, pointer)?]);
         }
         let types = self.types(map, pointer)?;
-        let mut node = Node::default();
-        node.null = types.null;
-        node.true_ = types.boolean;
-        node.false_ = types.boolean;
+        let mut node = Node { null: types.null, true_: types.boolean, false_: types.boolean, ..Node::default() };
         if types.number || types.integer {
             if let Some(constraints) = self.numbers(map, pointer, types)? {
                 node.numbers.push(Arc::new(constraints));
@@ -180,7 +204,12 @@ impl<'a> Lowering<'a> {
             return Err(invalid(pointer, "$ref", "$ref must be a string"));
         };
         if refs::inside_embedded_resource(self.root, pointer, self.draft) {
-            return Err(diag(DiagnosticCode::UnsupportedKeyword, &at, "$ref", "references inside a subschema with its own $id are not supported yet"));
+            return Err(diag(
+                DiagnosticCode::UnsupportedKeyword,
+                &at,
+                "$ref",
+                "references inside a subschema with its own $id are not supported yet",
+            ));
         }
         let Some(target) = refs::resolve(self.root, reference, self.draft) else {
             return Err(diag(
@@ -202,7 +231,15 @@ impl<'a> Lowering<'a> {
             Value::Array(items) => items.iter().map(|v| v.as_str().ok_or_else(bad)).collect::<Lowered<_>>()?,
             _ => return Err(bad()),
         };
-        let mut types = Types { null: false, boolean: false, number: false, integer: false, string: false, array: false, object: false };
+        let mut types = Types {
+            null: false,
+            boolean: false,
+            number: false,
+            integer: false,
+            string: false,
+            array: false,
+            object: false,
+        };
         for name in names {
             match name {
                 "null" => types.null = true,
@@ -221,7 +258,10 @@ impl<'a> Lowering<'a> {
     fn count(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<u64>> {
         let Some(value) = map.get(keyword) else { return Ok(None) };
         let number = value.as_u64().or_else(|| {
-            value.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && self.draft >= Draft::Draft6).map(|f| f.min(u64::MAX as f64) as u64)
+            value
+                .as_f64()
+                .filter(|f| *f >= 0.0 && f.fract() == 0.0 && self.draft >= Draft::Draft6)
+                .map(|f| f.min(u64::MAX as f64) as u64)
         });
         number.map(Some).ok_or_else(|| invalid(pointer, keyword, format!("{keyword} must be a non-negative integer")))
     }
@@ -229,7 +269,9 @@ impl<'a> Lowering<'a> {
     fn decimal(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Decimal>> {
         match map.get(keyword) {
             None => Ok(None),
-            Some(Value::Number(n)) => Decimal::parse(&n.to_string()).map(Some).ok_or_else(|| invalid(pointer, keyword, "not a number")),
+            Some(Value::Number(n)) => {
+                Decimal::parse(&n.to_string()).map(Some).ok_or_else(|| invalid(pointer, keyword, "not a number"))
+            }
             Some(_) => Err(invalid(pointer, keyword, format!("{keyword} must be a number"))),
         }
     }
@@ -255,7 +297,9 @@ impl<'a> Lowering<'a> {
                             b.1 = *exclusive;
                         }
                     }
-                    Some(_) => return Err(invalid(pointer, keyword, format!("{keyword} must be a boolean in draft 4"))),
+                    Some(_) => {
+                        return Err(invalid(pointer, keyword, format!("{keyword} must be a boolean in draft 4")))
+                    }
                 }
             }
         } else {
@@ -289,9 +333,9 @@ impl<'a> Lowering<'a> {
 
     fn dfa(&self, re: &Re, pointer: &str) -> Lowered<Arc<ByteDfa>> {
         let limits = &self.options.limits;
-        re.compile(limits.max_dfa_states, limits.max_nfa_states)
-            .map(Arc::new)
-            .map_err(|_| Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, "a string language exceeds the automaton limits"))
+        re.compile(limits.max_dfa_states, limits.max_nfa_states).map(Arc::new).map_err(|_| {
+            Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, "a string language exceeds the automaton limits")
+        })
     }
 
     fn array(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ArrayShape>> {
@@ -312,7 +356,11 @@ impl<'a> Lowering<'a> {
         let prefix: Vec<NodeId> = match map.get(prefix_keyword) {
             Some(Value::Array(items)) if !prefix_keyword.is_empty() => {
                 let base = pointer_push(pointer, prefix_keyword);
-                items.iter().enumerate().map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string()))).collect::<Lowered<_>>()?
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string())))
+                    .collect::<Lowered<_>>()?
             }
             Some(_) if !prefix_keyword.is_empty() => {
                 return Err(invalid(pointer, prefix_keyword, format!("{prefix_keyword} must be an array of schemas")))
@@ -336,7 +384,11 @@ impl<'a> Lowering<'a> {
             None => BTreeSet::new(),
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|v| v.as_str().map(str::to_string).ok_or_else(|| invalid(pointer, "required", "required must be an array of strings")))
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| invalid(pointer, "required", "required must be an array of strings"))
+                })
                 .collect::<Lowered<_>>()?,
             Some(_) => return Err(invalid(pointer, "required", "required must be an array of strings")),
         };
@@ -372,8 +424,10 @@ impl<'a> Lowering<'a> {
             Value::Bool(true) => node.true_ = true,
             Value::Bool(false) => node.false_ = true,
             Value::Number(n) => {
-                let d = Decimal::parse(&n.to_string()).ok_or_else(|| Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "", "bad number"))?;
-                node.numbers.push(Arc::new(NumberConstraints { values: Some(vec![d]), ..NumberConstraints::default() }));
+                let d = Decimal::parse(&n.to_string())
+                    .ok_or_else(|| Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "", "bad number"))?;
+                node.numbers
+                    .push(Arc::new(NumberConstraints { values: Some(vec![d]), ..NumberConstraints::default() }));
             }
             Value::String(s) => node.strings = Some(self.dfa(&json::string_literal(s), "")?),
             Value::Array(items) => {

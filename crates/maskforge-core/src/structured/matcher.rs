@@ -28,7 +28,10 @@ enum Value {
     /// Before its first byte.
     Start(NodeId),
     /// Strings and literals: a DFA over the whole text.
-    Leaf { dfa: Arc<ByteDfa>, state: StateId },
+    Leaf {
+        dfa: Arc<ByteDfa>,
+        state: StateId,
+    },
     /// One matcher per constraint set still alive (a disjunction).
     Number(Vec<NumberMatcher>),
     Object(Box<ObjectValue>),
@@ -115,7 +118,8 @@ impl Value {
                     .filter(|(_, s)| array_live(graph, s, 0))
                     .map(|(i, _)| ArrayTrack { node, shape: i as u32, count: 0, child: None })
                     .collect();
-                (!shapes.is_empty()).then(|| Value::Array(Box::new(ArrayValue { phase: ArrayPhase::AfterOpen, tracks: shapes })))
+                (!shapes.is_empty())
+                    .then(|| Value::Array(Box::new(ArrayValue { phase: ArrayPhase::AfterOpen, tracks: shapes })))
             }
             _ => None,
         }
@@ -402,7 +406,9 @@ fn reachable_from(graph: &Graph, shape: &ArrayShape, count: u64) -> u64 {
 }
 
 fn item_can_follow(graph: &Graph, shape: &ArrayShape, count: u64) -> bool {
-    count < shape.max.unwrap_or(u64::MAX) && graph.is_satisfiable(shape.item(count)) && array_live(graph, shape, count + 1)
+    count < shape.max.unwrap_or(u64::MAX)
+        && graph.is_satisfiable(shape.item(count))
+        && array_live(graph, shape, count + 1)
 }
 
 impl ArrayValue {

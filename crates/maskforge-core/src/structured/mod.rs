@@ -42,11 +42,16 @@ pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOpti
     let mut graph = lowering.graph;
     graph.finish().map_err(|e| {
         let (code, message) = match e {
-            graph::GraphError::IllFounded => {
-                (DiagnosticCode::UnsatisfiableSchema, "a schema refers to itself without an enclosing object or array".to_string())
+            graph::GraphError::IllFounded => (
+                DiagnosticCode::UnsatisfiableSchema,
+                "a schema refers to itself without an enclosing object or array".to_string(),
+            ),
+            graph::GraphError::TooManyNodes(n) => {
+                (DiagnosticCode::ResourceLimit, format!("the schema expands to more than {n} nodes"))
             }
-            graph::GraphError::TooManyNodes(n) => (DiagnosticCode::ResourceLimit, format!("the schema expands to more than {n} nodes")),
-            graph::GraphError::TooManyStates(n) => (DiagnosticCode::ResourceLimit, format!("a string language exceeds {n} states")),
+            graph::GraphError::TooManyStates(n) => {
+                (DiagnosticCode::ResourceLimit, format!("a string language exceeds {n} states"))
+            }
         };
         Diagnostic::new(code, "", message)
     })?;

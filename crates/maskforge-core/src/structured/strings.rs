@@ -14,13 +14,25 @@ enum Pending {
     None,
     Backslash,
     /// `\u` and `digits` hex digits of `value`; `high` when this escape must be a low surrogate.
-    Unicode { value: u32, digits: u8, high: Option<u16> },
+    Unicode {
+        value: u32,
+        digits: u8,
+        high: Option<u16>,
+    },
     /// A high surrogate escape, waiting for `\`.
-    AfterHigh { high: u16 },
+    AfterHigh {
+        high: u16,
+    },
     /// A high surrogate escape and `\`, waiting for `u`.
-    AfterHighBackslash { high: u16 },
+    AfterHighBackslash {
+        high: u16,
+    },
     /// Raw UTF-8: `len` bytes of a `need`-byte sequence.
-    Utf8 { bytes: [u8; 4], len: u8, need: u8 },
+    Utf8 {
+        bytes: [u8; 4],
+        len: u8,
+        need: u8,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

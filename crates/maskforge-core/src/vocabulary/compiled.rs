@@ -159,7 +159,8 @@ impl TokenTrie {
 
     /// Approximate heap size, for cache budgets.
     pub fn heap_bytes(&self) -> usize {
-        self.symbols.len() + 4 * (self.depths.len() + self.subtree_ends.len() + self.token_starts.len() + self.token_ids.len())
+        self.symbols.len()
+            + 4 * (self.depths.len() + self.subtree_ends.len() + self.token_starts.len() + self.token_ids.len())
     }
 
     /// Walks every sequence from `start`. `step(state, symbol)` returns the next state or `None`

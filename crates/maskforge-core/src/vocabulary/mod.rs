@@ -28,10 +28,7 @@ pub struct Vocabulary {
 impl Vocabulary {
     /// Builds a vocabulary from id-ordered token bytes (`None` for ids without bytes) and one or
     /// more EOS ids. EOS ids never generate bytes, whatever their entry holds.
-    pub fn from_id_ordered_tokens(
-        tokens: Vec<Option<Vec<u8>>>,
-        eos_token_ids: impl Into<EosTokenIds>,
-    ) -> Result<Self> {
+    pub fn from_id_ordered_tokens(tokens: Vec<Option<Vec<u8>>>, eos_token_ids: impl Into<EosTokenIds>) -> Result<Self> {
         let eos_token_ids = eos_token_ids.into().0;
         if eos_token_ids.is_empty() {
             return Err(Error::Vocabulary("at least one EOS token id is required".into()));
@@ -54,7 +51,9 @@ impl Vocabulary {
         for (id, token) in tokens.iter().enumerate() {
             if let Some(bytes) = token {
                 if bytes.is_empty() {
-                    return Err(Error::Vocabulary(format!("token {id} has empty bytes; use None for ids without bytes")));
+                    return Err(Error::Vocabulary(format!(
+                        "token {id} has empty bytes; use None for ids without bytes"
+                    )));
                 }
             }
         }
