@@ -483,8 +483,8 @@ fn hopcroft(raw: &RawDfa, live: &[bool]) -> Blocks {
     Blocks { block, count: partition.block_count() + 1 }
 }
 
-/// States grouped by a key in `0..keys`, stored flat (group `k` is `states[offsets[k]..offsets[k + 1]]`)
-/// to avoid one allocation per group.
+/// States grouped by a key in `0..keys`, stored flat to avoid one allocation per group: group `k`
+/// is `states[offsets[k]..offsets[k + 1]]`.
 struct Grouped {
     offsets: Vec<u32>,
     states: Vec<StateId>,
@@ -808,7 +808,7 @@ mod tests {
             }
         }
         let accepting = (0..n).map(|s| accepting_base[s % base]).collect();
-        // Every column gets at least one byte, as in the tables that `from_nfa` and `product` build.
+        // Every column gets a byte, as in the tables that `from_nfa` and `product` build.
         let mut column_of = [0u8; 256];
         for (b, column) in column_of.iter_mut().enumerate() {
             *column = if b < columns { b as u8 } else { rng.below(columns) as u8 };
