@@ -65,7 +65,6 @@ BENCH_SUBSETS = (
     "Snowplow",
     "WashingtonPost",
 )
-DEFAULT_DRAFT_URI = "https://json-schema.org/draft/2020-12/schema"
 SCHEMASTORE_BASE = "https://json.schemastore.org/"
 DEFAULT_STEP_BUDGET = 200
 DEFAULT_INSTANCE_BYTES = 200_000
@@ -121,10 +120,12 @@ def pct(part: int, whole: int) -> str:
 
 
 def fmt_ms(seconds) -> str:
+    """Seconds as milliseconds with two decimals, or '-'."""
     return "-" if seconds is None else f"{seconds * 1e3:.2f}"
 
 
 def fmt_us(seconds) -> str:
+    """Seconds as microseconds with one decimal, or '-'."""
     return "-" if seconds is None else f"{seconds * 1e6:.1f}"
 
 
@@ -255,6 +256,7 @@ class JsonTracker:
         self.key = bytearray()
 
     def feed(self, data: bytes) -> None:
+        """Advances over the bytes of one emitted token."""
         for byte in data:
             if self.in_string:
                 if self.escape:
@@ -289,6 +291,7 @@ class JsonTracker:
         return not self.in_string and bool(self.stack) and self.stack[-1]["object"] and self.stack[-1]["expect_key"]
 
     def current_keys(self) -> set:
+        """The keys (as written) of the innermost open object."""
         return self.stack[-1]["keys"] if self.stack else set()
 
 
@@ -443,6 +446,7 @@ class Generator:
         return None
 
     def quote_allowed(self, mask: bytearray) -> bool:
+        """Whether the mask allows the token that is a lone double quote."""
         quote = self.engine.quote_id
         return quote is not None and mask_bit(mask, quote)
 
@@ -655,6 +659,7 @@ def feed_instance(engine: Engine, bound, text: bytes, deadline: float) -> dict:
 
 
 def _fed(admitted: bool, detail: str, problems: list[str], started: float) -> dict:
+    """The record of an instance that was fed to its end or to a refusal."""
     return {"outcome": "admitted" if admitted else "refused", "detail": detail, "problems": problems[:5],
             "seconds": round(time.perf_counter() - started, 3)}
 
@@ -721,9 +726,10 @@ def _worker_main(connection, task_kind: str, tokenizer: str) -> None:
 
 @dataclass
 class Worker:
+    """A worker process, its pipe and the task it is running (index into the task list)."""
+
     process: multiprocessing.Process
     connection: object
-    ready: bool = False
     index: int | None = None
     started: float = 0.0
     partial: dict | None = None
@@ -739,6 +745,7 @@ def run_tasks(task_kind: str, tasks: list[dict], tokenizer: Path, jobs: int, tim
     context = multiprocessing.get_context("fork")
     pending = deque(range(len(tasks)))
     results: list = [None] * len(tasks)
+    done = 0
     workers: list[Worker] = []
 
     def spawn() -> Worker:
@@ -756,13 +763,16 @@ def run_tasks(task_kind: str, tasks: list[dict], tokenizer: Path, jobs: int, tim
             worker.connection.send((worker.index, tasks[worker.index]))
 
     def finish(worker: Worker, result: dict) -> None:
+        nonlocal done
         results[worker.index] = result
+        done += 1
         if on_result:
-            on_result(sum(r is not None for r in results), len(tasks))
+            on_result(done, len(tasks))
 
     def replace(worker: Worker, status: str, message: str) -> None:
         partial = dict(worker.partial or {})
-        partial.update(tasks[worker.index].get("identity", {}))
+        for key, value in tasks[worker.index].get("identity", {}).items():
+            partial.setdefault(key, value)
         partial.setdefault("stage", "start")
         partial["status_before"] = partial.get("status")
         partial.update(status=status, message=message)
@@ -771,11 +781,13 @@ def run_tasks(task_kind: str, tasks: list[dict], tokenizer: Path, jobs: int, tim
             worker.process.kill()
         worker.process.join()
         worker.connection.close()
-        workers[workers.index(worker)] = spawn()
+        workers.remove(worker)
+        if pending:
+            workers.append(spawn())
 
     for _ in range(max(1, min(jobs, len(tasks)))):
         workers.append(spawn())
-    while any(r is None for r in results):
+    while done < len(tasks):
         now = time.monotonic()
         waits = [w.started + timeout - now for w in workers if w.index is not None]
         ready = wait_for_connections([w.connection for w in workers], timeout=max(0.05, min(waits, default=1.0)))
@@ -787,10 +799,10 @@ def run_tasks(task_kind: str, tasks: list[dict], tokenizer: Path, jobs: int, tim
             except (EOFError, OSError):
                 if worker.index is None:
                     raise RuntimeError("a worker process died before taking any task") from None
+                worker.process.join(timeout=5)
                 replace(worker, "crash", f"worker process died (exit code {worker.process.exitcode})")
                 continue
             if kind == "ready":
-                worker.ready = True
                 assign(worker)
             elif kind == "partial":
                 worker.partial = payload
@@ -1058,6 +1070,7 @@ def load_average(before: tuple) -> str:
 
 
 def write_json(path: Path | None, report: dict) -> None:
+    """Writes the full report as JSON when a path was given."""
     if path:
         path.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
 
@@ -1281,6 +1294,7 @@ def run_schemastore(args, root: Path) -> int:
 
 
 def main(argv=None) -> int:
+    """Parses the command line and runs one subcommand; the exit status is 1 when something failed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (("jsonschemabench", "coverage and mask speed on JSONSchemaBench"),
