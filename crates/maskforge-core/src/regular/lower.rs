@@ -10,7 +10,7 @@ use crate::automata::{json, AnyOrderMembers, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::options::{CompilerOptions, Draft};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
-use crate::schema::refs;
+use crate::schema::read::{self, diag, invalid};
 use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
 
@@ -29,14 +29,6 @@ pub(crate) struct Lowering<'a> {
     memo: HashMap<String, Typed>,
     /// Pointers of the schemas being lowered, to detect recursion through `$ref`.
     active: Vec<String>,
-}
-
-fn diag(code: DiagnosticCode, pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
-    Diagnostic::new(code, pointer, message).with_keyword(keyword)
-}
-
-fn invalid(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
-    diag(DiagnosticCode::InvalidKeywordValue, &pointer_push(pointer, keyword), keyword, message)
 }
 
 fn structured(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
@@ -79,10 +71,7 @@ impl<'a> Lowering<'a> {
     }
 
     fn subschema(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Typed>> {
-        match map.get(keyword) {
-            None => Ok(None),
-            Some(value) => self.schema(value, &pointer_push(pointer, keyword)).map(Some),
-        }
+        read::subschema(map, pointer, keyword).map(|(value, at)| self.schema(value, &at)).transpose()
     }
 
     fn subschema_list(
@@ -91,20 +80,9 @@ impl<'a> Lowering<'a> {
         pointer: &str,
         keyword: &str,
     ) -> Lowered<Option<Vec<Typed>>> {
-        let Some(value) = map.get(keyword) else { return Ok(None) };
-        let Value::Array(items) = value else {
-            return Err(invalid(pointer, keyword, format!("{keyword} must be an array of schemas")));
-        };
-        if items.is_empty() {
-            return Err(invalid(pointer, keyword, format!("{keyword} must not be empty")));
-        }
-        let base = pointer_push(pointer, keyword);
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string())))
-            .collect::<Lowered<Vec<_>>>()
-            .map(Some)
+        read::subschema_list(map, pointer, keyword)?
+            .map(|list| list.iter().map(|(value, at)| self.schema(value, at)).collect())
+            .transpose()
     }
 
     fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
@@ -172,58 +150,24 @@ impl<'a> Lowering<'a> {
     fn check_keywords(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<()> {
         for keyword in map.keys() {
             if unsupported_everywhere(keyword, self.draft) {
-                return Err(diag(
-                    DiagnosticCode::UnsupportedKeyword,
-                    &pointer_push(pointer, keyword),
-                    keyword,
-                    format!("{keyword} is not supported yet"),
-                ));
+                return Err(read::unsupported(pointer, keyword));
             }
         }
         Ok(())
     }
 
     fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
-        let at = pointer_push(pointer, "$ref");
-        let Some(Value::String(reference)) = map.get("$ref") else {
-            return Err(invalid(pointer, "$ref", "$ref must be a string"));
-        };
-        if refs::inside_embedded_resource(self.root, pointer, self.draft) {
-            return Err(diag(
-                DiagnosticCode::UnsupportedKeyword,
-                &at,
-                "$ref",
-                "references inside a subschema with its own $id are not supported yet",
-            ));
-        }
-        let Some(target) = refs::resolve(self.root, reference, self.draft) else {
-            return Err(diag(
-                DiagnosticCode::UnresolvedReference,
-                &at,
-                "$ref",
-                format!("cannot resolve {reference:?}: no such location in this document, and external references need a registry"),
-            ));
-        };
+        let (target, reference) = read::reference_target(self.root, map, pointer, self.draft)?;
         if self.active.contains(&target.pointer) {
+            let at = pointer_push(pointer, "$ref");
             let d = structured(&at, "$ref", format!("recursive reference {reference:?} needs the structured backend"));
             return Ok(Typed { slots: std::array::from_fn(|_| TypeLang::Unsupported(d.clone())) });
         }
-        let pointer = target.pointer.clone();
-        self.schema(target.schema, &pointer)
+        self.schema(target.schema, &target.pointer)
     }
 
     fn type_keyword(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
-        let Some(value) = map.get("type") else { return Ok(Typed::any()) };
-        let names: Vec<&str> = match value {
-            Value::String(name) => vec![name.as_str()],
-            Value::Array(items) => items
-                .iter()
-                .map(|v| {
-                    v.as_str().ok_or_else(|| invalid(pointer, "type", "type must be a string or an array of strings"))
-                })
-                .collect::<Lowered<_>>()?,
-            _ => return Err(invalid(pointer, "type", "type must be a string or an array of strings")),
-        };
+        let Some(names) = read::type_names(map, pointer)? else { return Ok(Typed::any()) };
         let mut typed = Typed::nothing();
         for name in names {
             match name {
@@ -240,24 +184,13 @@ impl<'a> Lowering<'a> {
                     }
                 }
                 "number" => typed.set(JsonType::Number, TypeLang::Any),
-                other => match JsonType::ALL.iter().find(|t| t.name() == other) {
-                    Some(&t) => typed.set(t, TypeLang::Any),
-                    None => return Err(invalid(pointer, "type", format!("unknown type {other:?}"))),
-                },
+                other => {
+                    let t = JsonType::ALL.into_iter().find(|t| t.name() == other).expect("type_names checked the name");
+                    typed.set(t, TypeLang::Any);
+                }
             }
         }
         Ok(typed)
-    }
-
-    fn count(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<u64>> {
-        let Some(value) = map.get(keyword) else { return Ok(None) };
-        let number = value.as_u64().or_else(|| {
-            value
-                .as_f64()
-                .filter(|f| *f >= 0.0 && f.fract() == 0.0 && self.draft >= Draft::Draft6)
-                .map(|f| f.min(u64::MAX as f64) as u64)
-        });
-        number.map(Some).ok_or_else(|| invalid(pointer, keyword, format!("{keyword} must be a non-negative integer")))
     }
 
     fn narrow_strings(&mut self, map: &Map<String, Value>, pointer: &str, typed: &mut Typed) -> Lowered<()> {
@@ -323,28 +256,12 @@ impl<'a> Lowering<'a> {
             ["propertyNames", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties"]
         {
             if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
-                return Ok(TypeLang::Unsupported(diag(
-                    DiagnosticCode::UnsupportedKeyword,
-                    &pointer_push(pointer, keyword),
-                    keyword,
-                    format!("{keyword} is not supported yet"),
-                )));
+                return Ok(TypeLang::Unsupported(read::unsupported(pointer, keyword)));
             }
         }
-        let min = self.count(map, pointer, "minProperties")?.unwrap_or(0);
-        let max = self.count(map, pointer, "maxProperties")?;
-        let required: Vec<String> = match map.get("required") {
-            None => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| invalid(pointer, "required", "required must be an array of strings"))
-                })
-                .collect::<Lowered<_>>()?,
-            Some(_) => return Err(invalid(pointer, "required", "required must be an array of strings")),
-        };
+        let min = read::count(map, pointer, "minProperties", self.draft)?.unwrap_or(0);
+        let max = read::count(map, pointer, "maxProperties", self.draft)?;
+        let required = read::required_names(map, pointer)?;
         let properties = match map.get("properties") {
             None => Map::new(),
             Some(Value::Object(p)) => p.clone(),
@@ -459,47 +376,20 @@ impl<'a> Lowering<'a> {
         }
         for keyword in ["contains", "unevaluatedItems"] {
             if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
-                return Ok(TypeLang::Unsupported(diag(
-                    DiagnosticCode::UnsupportedKeyword,
-                    &pointer_push(pointer, keyword),
-                    keyword,
-                    format!("{keyword} is not supported yet"),
-                )));
+                return Ok(TypeLang::Unsupported(read::unsupported(pointer, keyword)));
             }
         }
-        let min = self.count(map, pointer, "minItems")?.unwrap_or(0);
-        let max = self.count(map, pointer, "maxItems")?;
-        let unique = match map.get("uniqueItems") {
-            None => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(invalid(pointer, "uniqueItems", "uniqueItems must be a boolean")),
-        };
-        // Positional schemas and the schema of the remaining items.
-        let (prefix_keyword, rest_keyword) = if self.draft >= Draft::Draft202012 {
-            ("prefixItems", "items")
-        } else if matches!(map.get("items"), Some(Value::Array(_))) {
-            ("items", "additionalItems")
-        } else {
-            ("", "items")
-        };
-        let prefix: Vec<(Typed, String)> = match map.get(prefix_keyword) {
-            Some(Value::Array(items)) if !prefix_keyword.is_empty() => {
-                let base = pointer_push(pointer, prefix_keyword);
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| {
-                        let at = pointer_push(&base, &i.to_string());
-                        self.schema(s, &at).map(|t| (t, at))
-                    })
-                    .collect::<Lowered<_>>()?
-            }
-            Some(_) if !prefix_keyword.is_empty() => {
-                return Err(invalid(pointer, prefix_keyword, format!("{prefix_keyword} must be an array of schemas")))
-            }
-            _ => Vec::new(),
-        };
-        let rest = self.subschema(map, pointer, rest_keyword)?;
+        let min = read::count(map, pointer, "minItems", self.draft)?.unwrap_or(0);
+        let max = read::count(map, pointer, "maxItems", self.draft)?;
+        let unique = read::unique_items(map, pointer)?;
+        let items = read::array_items(map, pointer, self.draft)?;
+        let prefix: Vec<(Typed, &str)> = items
+            .prefix
+            .iter()
+            .map(|(value, at)| self.schema(value, at).map(|t| (t, at.as_str())))
+            .collect::<Lowered<_>>()?;
+        let rest = items.rest.as_ref().map(|(value, at)| self.schema(value, at)).transpose()?;
+        let rest_keyword = items.rest_keyword;
         let rest_at = pointer_push(pointer, rest_keyword);
         if max.is_some_and(|max| max < min) {
             return Ok(TypeLang::Excluded);
@@ -522,12 +412,7 @@ impl<'a> Lowering<'a> {
             )));
         }
         if unique && max.is_none_or(|m| m > 1) {
-            return Ok(TypeLang::Unsupported(diag(
-                DiagnosticCode::UnsupportedKeyword,
-                &pointer_push(pointer, "uniqueItems"),
-                "uniqueItems",
-                "uniqueItems is not supported yet",
-            )));
+            return Ok(TypeLang::Unsupported(read::unsupported(pointer, "uniqueItems")));
         }
         let mut positional = Vec::new();
         for (typed, at) in &prefix {

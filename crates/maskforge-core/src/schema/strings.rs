@@ -9,6 +9,7 @@ use crate::automata::{ecma, formats, json, json_escapes, ByteDfa};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::options::{CompilerOptions, Draft};
 use crate::schema::pointer_push;
+use crate::schema::read::count;
 
 /// Largest length bound unrolled into a string automaton.
 pub(crate) const MAX_LENGTH_BOUND: u64 = 256;
@@ -27,38 +28,14 @@ pub(crate) enum StringLanguage {
     Texts(Arc<ByteDfa>),
 }
 
-/// Reads a non-negative integer keyword (draft 6+ accepts integral decimals such as `2.0`).
-pub(crate) fn count_keyword(
-    map: &Map<String, Value>,
-    pointer: &str,
-    keyword: &str,
-    draft: Draft,
-) -> Result<Option<u64>, Diagnostic> {
-    let Some(value) = map.get(keyword) else { return Ok(None) };
-    let number = value.as_u64().or_else(|| {
-        value
-            .as_f64()
-            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && draft >= Draft::Draft6)
-            .map(|f| f.min(u64::MAX as f64) as u64)
-    });
-    number.map(Some).ok_or_else(|| {
-        Diagnostic::new(
-            DiagnosticCode::InvalidKeywordValue,
-            pointer_push(pointer, keyword),
-            format!("{keyword} must be a non-negative integer"),
-        )
-        .with_keyword(keyword)
-    })
-}
-
 fn keyword_diag(code: DiagnosticCode, pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
     Diagnostic::new(code, pointer_push(pointer, keyword), message).with_keyword(keyword)
 }
 
 /// Validates the keywords' shapes (always, so malformed schemas are diagnosed whatever the types).
 pub(crate) fn check_string_keywords(map: &Map<String, Value>, pointer: &str, draft: Draft) -> Result<(), Diagnostic> {
-    count_keyword(map, pointer, "minLength", draft)?;
-    count_keyword(map, pointer, "maxLength", draft)?;
+    count(map, pointer, "minLength", draft)?;
+    count(map, pointer, "maxLength", draft)?;
     for keyword in ["pattern", "format"] {
         if map.get(keyword).is_some_and(|v| !v.is_string()) {
             return Err(keyword_diag(
@@ -92,8 +69,8 @@ pub(crate) fn string_language(
         }
     };
     let mut parts: Vec<ByteDfa> = Vec::new();
-    let min = count_keyword(map, pointer, "minLength", draft)?;
-    let max = count_keyword(map, pointer, "maxLength", draft)?;
+    let min = count(map, pointer, "minLength", draft)?;
+    let max = count(map, pointer, "maxLength", draft)?;
     if min.is_some() || max.is_some() {
         let min = min.unwrap_or(0);
         if max.is_some_and(|m| m < min) {

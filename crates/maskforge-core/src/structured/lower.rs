@@ -11,28 +11,11 @@ use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
-use crate::schema::refs;
+use crate::schema::read::{self, invalid, unsupported};
 use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
 
 type Lowered<T> = Result<T, Diagnostic>;
-
-fn diag(code: DiagnosticCode, pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
-    Diagnostic::new(code, pointer, message).with_keyword(keyword)
-}
-
-fn invalid(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
-    diag(DiagnosticCode::InvalidKeywordValue, &pointer_push(pointer, keyword), keyword, message)
-}
-
-fn unsupported(pointer: &str, keyword: &str) -> Diagnostic {
-    diag(
-        DiagnosticCode::UnsupportedKeyword,
-        &pointer_push(pointer, keyword),
-        keyword,
-        format!("{keyword} is not supported yet"),
-    )
-}
 
 pub(crate) struct Lowering<'a> {
     root: &'a Value,
@@ -99,10 +82,7 @@ impl<'a> Lowering<'a> {
     }
 
     fn subschema(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<NodeId>> {
-        match map.get(keyword) {
-            None => Ok(None),
-            Some(value) => self.schema(value, &pointer_push(pointer, keyword)).map(Some),
-        }
+        read::subschema(map, pointer, keyword).map(|(value, at)| self.schema(value, &at)).transpose()
     }
 
     fn subschema_list(
@@ -111,20 +91,9 @@ impl<'a> Lowering<'a> {
         pointer: &str,
         keyword: &str,
     ) -> Lowered<Option<Vec<NodeId>>> {
-        let Some(value) = map.get(keyword) else { return Ok(None) };
-        let Value::Array(items) = value else {
-            return Err(invalid(pointer, keyword, format!("{keyword} must be an array of schemas")));
-        };
-        if items.is_empty() {
-            return Err(invalid(pointer, keyword, format!("{keyword} must not be empty")));
-        }
-        let base = pointer_push(pointer, keyword);
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string())))
-            .collect::<Lowered<_>>()
-            .map(Some)
+        read::subschema_list(map, pointer, keyword)?
+            .map(|list| list.iter().map(|(value, at)| self.schema(value, at)).collect())
+            .transpose()
     }
 
     /// The conjunction of node ids a schema object stands for.
@@ -199,38 +168,12 @@ impl<'a> Lowering<'a> {
     }
 
     fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<NodeId> {
-        let at = pointer_push(pointer, "$ref");
-        let Some(Value::String(reference)) = map.get("$ref") else {
-            return Err(invalid(pointer, "$ref", "$ref must be a string"));
-        };
-        if refs::inside_embedded_resource(self.root, pointer, self.draft) {
-            return Err(diag(
-                DiagnosticCode::UnsupportedKeyword,
-                &at,
-                "$ref",
-                "references inside a subschema with its own $id are not supported yet",
-            ));
-        }
-        let Some(target) = refs::resolve(self.root, reference, self.draft) else {
-            return Err(diag(
-                DiagnosticCode::UnresolvedReference,
-                &at,
-                "$ref",
-                format!("cannot resolve {reference:?}: no such location in this document, and external references need a registry"),
-            ));
-        };
-        let target_pointer = target.pointer.clone();
-        self.schema(target.schema, &target_pointer)
+        let (target, _) = read::reference_target(self.root, map, pointer, self.draft)?;
+        self.schema(target.schema, &target.pointer)
     }
 
     fn types(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<Types> {
-        let Some(value) = map.get("type") else { return Ok(Types::ALL) };
-        let bad = || invalid(pointer, "type", "type must be a string or an array of strings");
-        let names: Vec<&str> = match value {
-            Value::String(name) => vec![name.as_str()],
-            Value::Array(items) => items.iter().map(|v| v.as_str().ok_or_else(bad)).collect::<Lowered<_>>()?,
-            _ => return Err(bad()),
-        };
+        let Some(names) = read::type_names(map, pointer)? else { return Ok(Types::ALL) };
         let mut types = Types {
             null: false,
             boolean: false,
@@ -249,21 +192,10 @@ impl<'a> Lowering<'a> {
                 "string" => types.string = true,
                 "array" => types.array = true,
                 "object" => types.object = true,
-                other => return Err(invalid(pointer, "type", format!("unknown type {other:?}"))),
+                _ => unreachable!("type_names checked the name"),
             }
         }
         Ok(types)
-    }
-
-    fn count(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<u64>> {
-        let Some(value) = map.get(keyword) else { return Ok(None) };
-        let number = value.as_u64().or_else(|| {
-            value
-                .as_f64()
-                .filter(|f| *f >= 0.0 && f.fract() == 0.0 && self.draft >= Draft::Draft6)
-                .map(|f| f.min(u64::MAX as f64) as u64)
-        });
-        number.map(Some).ok_or_else(|| invalid(pointer, keyword, format!("{keyword} must be a non-negative integer")))
     }
 
     fn decimal(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Decimal>> {
@@ -339,35 +271,12 @@ impl<'a> Lowering<'a> {
     }
 
     fn array(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ArrayShape>> {
-        let min = self.count(map, pointer, "minItems")?.unwrap_or(0);
-        let max = self.count(map, pointer, "maxItems")?;
-        let unique = match map.get("uniqueItems") {
-            None => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(invalid(pointer, "uniqueItems", "uniqueItems must be a boolean")),
-        };
-        let (prefix_keyword, rest_keyword) = if self.draft >= Draft::Draft202012 {
-            ("prefixItems", "items")
-        } else if matches!(map.get("items"), Some(Value::Array(_))) {
-            ("items", "additionalItems")
-        } else {
-            ("", "items")
-        };
-        let prefix: Vec<NodeId> = match map.get(prefix_keyword) {
-            Some(Value::Array(items)) if !prefix_keyword.is_empty() => {
-                let base = pointer_push(pointer, prefix_keyword);
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| self.schema(s, &pointer_push(&base, &i.to_string())))
-                    .collect::<Lowered<_>>()?
-            }
-            Some(_) if !prefix_keyword.is_empty() => {
-                return Err(invalid(pointer, prefix_keyword, format!("{prefix_keyword} must be an array of schemas")))
-            }
-            _ => Vec::new(),
-        };
-        let rest = self.subschema(map, pointer, rest_keyword)?.unwrap_or(ANY);
+        let min = read::count(map, pointer, "minItems", self.draft)?.unwrap_or(0);
+        let max = read::count(map, pointer, "maxItems", self.draft)?;
+        let unique = read::unique_items(map, pointer)?;
+        let items = read::array_items(map, pointer, self.draft)?;
+        let prefix = items.prefix.iter().map(|(value, at)| self.schema(value, at)).collect::<Lowered<Vec<_>>>()?;
+        let rest = items.rest.as_ref().map(|(value, at)| self.schema(value, at)).transpose()?.unwrap_or(ANY);
         if !admitted {
             return Ok(None);
         }
@@ -378,20 +287,9 @@ impl<'a> Lowering<'a> {
     }
 
     fn object(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ObjectShape>> {
-        let min = self.count(map, pointer, "minProperties")?.unwrap_or(0);
-        let max = self.count(map, pointer, "maxProperties")?;
-        let required: BTreeSet<String> = match map.get("required") {
-            None => BTreeSet::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| invalid(pointer, "required", "required must be an array of strings"))
-                })
-                .collect::<Lowered<_>>()?,
-            Some(_) => return Err(invalid(pointer, "required", "required must be an array of strings")),
-        };
+        let min = read::count(map, pointer, "minProperties", self.draft)?.unwrap_or(0);
+        let max = read::count(map, pointer, "maxProperties", self.draft)?;
+        let required: BTreeSet<String> = read::required_names(map, pointer)?.into_iter().collect();
         let mut properties = BTreeMap::new();
         match map.get("properties") {
             None => {}

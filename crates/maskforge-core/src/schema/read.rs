@@ -1,0 +1,163 @@
+//! Reading keyword values: shape checks and diagnostics shared by both arms, so that a
+//! malformed keyword gets the same diagnostic whichever arm compiles the schema.
+
+use serde_json::{Map, Value};
+
+use super::pointer_push;
+use super::refs::{self, Target};
+use crate::error::{Diagnostic, DiagnosticCode};
+use crate::options::Draft;
+
+pub(crate) type Read<T> = Result<T, Diagnostic>;
+
+/// A subschema and its JSON Pointer.
+pub(crate) type Subschema<'a> = (&'a Value, String);
+
+pub(crate) fn diag(code: DiagnosticCode, pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(code, pointer, message).with_keyword(keyword)
+}
+
+/// A keyword whose value has the wrong type or shape (pointer at the keyword).
+pub(crate) fn invalid(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
+    diag(DiagnosticCode::InvalidKeywordValue, &pointer_push(pointer, keyword), keyword, message)
+}
+
+/// A known keyword this version does not support (pointer at the keyword).
+pub(crate) fn unsupported(pointer: &str, keyword: &str) -> Diagnostic {
+    diag(
+        DiagnosticCode::UnsupportedKeyword,
+        &pointer_push(pointer, keyword),
+        keyword,
+        format!("{keyword} is not supported yet"),
+    )
+}
+
+/// A keyword holding one schema.
+pub(crate) fn subschema<'a>(map: &'a Map<String, Value>, pointer: &str, keyword: &str) -> Option<Subschema<'a>> {
+    map.get(keyword).map(|value| (value, pointer_push(pointer, keyword)))
+}
+
+/// A keyword holding a non-empty array of schemas (`allOf`, `anyOf`, `oneOf`).
+pub(crate) fn subschema_list<'a>(
+    map: &'a Map<String, Value>,
+    pointer: &str,
+    keyword: &str,
+) -> Read<Option<Vec<Subschema<'a>>>> {
+    let Some(value) = map.get(keyword) else { return Ok(None) };
+    let list = schema_array(value, pointer, keyword)?;
+    if list.is_empty() {
+        return Err(invalid(pointer, keyword, format!("{keyword} must not be empty")));
+    }
+    Ok(Some(list))
+}
+
+fn schema_array<'a>(value: &'a Value, pointer: &str, keyword: &str) -> Read<Vec<Subschema<'a>>> {
+    let Value::Array(items) = value else {
+        return Err(invalid(pointer, keyword, format!("{keyword} must be an array of schemas")));
+    };
+    let base = pointer_push(pointer, keyword);
+    Ok(items.iter().enumerate().map(|(i, s)| (s, pointer_push(&base, &i.to_string()))).collect())
+}
+
+/// A non-negative integer keyword (draft 6+ accepts integral decimals such as `2.0`).
+pub(crate) fn count(map: &Map<String, Value>, pointer: &str, keyword: &str, draft: Draft) -> Read<Option<u64>> {
+    let Some(value) = map.get(keyword) else { return Ok(None) };
+    let number = value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && draft >= Draft::Draft6)
+            .map(|f| f.min(u64::MAX as f64) as u64)
+    });
+    number.map(Some).ok_or_else(|| invalid(pointer, keyword, format!("{keyword} must be a non-negative integer")))
+}
+
+/// The names of `type`, each one of the seven JSON Schema types; `None` without the keyword.
+pub(crate) fn type_names<'a>(map: &'a Map<String, Value>, pointer: &str) -> Read<Option<Vec<&'a str>>> {
+    const NAMES: [&str; 7] = ["null", "boolean", "number", "integer", "string", "array", "object"];
+    let Some(value) = map.get("type") else { return Ok(None) };
+    let bad = || invalid(pointer, "type", "type must be a string or an array of strings");
+    let names: Vec<&str> = match value {
+        Value::String(name) => vec![name.as_str()],
+        Value::Array(items) => items.iter().map(|v| v.as_str().ok_or_else(bad)).collect::<Read<_>>()?,
+        _ => return Err(bad()),
+    };
+    if let Some(unknown) = names.iter().find(|n| !NAMES.contains(n)) {
+        return Err(invalid(pointer, "type", format!("unknown type {unknown:?}")));
+    }
+    Ok(Some(names))
+}
+
+/// The names of `required`.
+pub(crate) fn required_names(map: &Map<String, Value>, pointer: &str) -> Read<Vec<String>> {
+    let bad = || invalid(pointer, "required", "required must be an array of strings");
+    match map.get("required") {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items.iter().map(|v| v.as_str().map(str::to_string).ok_or_else(bad)).collect(),
+        Some(_) => Err(bad()),
+    }
+}
+
+/// The value of `uniqueItems` (false without the keyword).
+pub(crate) fn unique_items(map: &Map<String, Value>, pointer: &str) -> Read<bool> {
+    match map.get("uniqueItems") {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(invalid(pointer, "uniqueItems", "uniqueItems must be a boolean")),
+    }
+}
+
+/// Positional item schemas and the schema of the items after them, by draft: `prefixItems` and
+/// `items` from 2020-12; before, `items` as an array with `additionalItems`, or `items` alone.
+pub(crate) struct ArrayItems<'a> {
+    pub(crate) prefix: Vec<Subschema<'a>>,
+    pub(crate) rest: Option<Subschema<'a>>,
+    /// The keyword `rest` comes from, for diagnostics.
+    pub(crate) rest_keyword: &'static str,
+}
+
+pub(crate) fn array_items<'a>(map: &'a Map<String, Value>, pointer: &str, draft: Draft) -> Read<ArrayItems<'a>> {
+    let (prefix_keyword, rest_keyword) = if draft >= Draft::Draft202012 {
+        (Some("prefixItems"), "items")
+    } else if matches!(map.get("items"), Some(Value::Array(_))) {
+        (Some("items"), "additionalItems")
+    } else {
+        (None, "items")
+    };
+    let prefix = match prefix_keyword.and_then(|k| map.get(k).map(|v| (k, v))) {
+        Some((keyword, value)) => schema_array(value, pointer, keyword)?,
+        None => Vec::new(),
+    };
+    Ok(ArrayItems { prefix, rest: subschema(map, pointer, rest_keyword), rest_keyword })
+}
+
+/// The target of the schema's `$ref` within the document, or why there is none.
+pub(crate) fn reference_target<'a>(
+    root: &'a Value,
+    map: &Map<String, Value>,
+    pointer: &str,
+    draft: Draft,
+) -> Read<(Target<'a>, String)> {
+    let at = pointer_push(pointer, "$ref");
+    let Some(Value::String(reference)) = map.get("$ref") else {
+        return Err(invalid(pointer, "$ref", "$ref must be a string"));
+    };
+    if refs::inside_embedded_resource(root, pointer, draft) {
+        return Err(diag(
+            DiagnosticCode::UnsupportedKeyword,
+            &at,
+            "$ref",
+            "references inside a subschema with its own $id are not supported yet",
+        ));
+    }
+    match refs::resolve(root, reference, draft) {
+        Some(target) => Ok((target, reference.clone())),
+        None => Err(diag(
+            DiagnosticCode::UnresolvedReference,
+            &at,
+            "$ref",
+            format!(
+                "cannot resolve {reference:?}: no such location in this document, and external references need a registry"
+            ),
+        )),
+    }
+}
