@@ -324,24 +324,7 @@ impl ObjectValue {
                 self.phase = InValue;
             }
             (InValue, _) => {
-                let mut finished = false;
-                self.tracks.retain_mut(|t| {
-                    let child = t.child.as_mut().expect("a member value is open");
-                    match child.feed(graph, b) {
-                        Step::Consumed => true,
-                        Step::Rejected => false,
-                        Step::NotMine => {
-                            finished = true;
-                            true
-                        }
-                    }
-                });
-                if finished {
-                    // The value ended before this byte (a number): JSON syntax is the same for
-                    // every shape, so all ended together.
-                    for t in &mut self.tracks {
-                        t.child = None;
-                    }
+                if feed_children(&mut self.tracks, graph, b, |t| &mut t.child) {
                     self.phase = AfterValue;
                     return if self.tracks.is_empty() { Step::Rejected } else { self.feed(graph, b) };
                 }
@@ -354,6 +337,27 @@ impl ObjectValue {
             Step::Consumed
         }
     }
+}
+
+/// Feeds `b` to every track's open child (a member value or an item), dropping the tracks whose
+/// child rejects it. Returns true when the children were already complete, so the byte belongs to
+/// the container; their slots are then emptied. JSON syntax is the same for every shape, so all
+/// children end on the same byte.
+fn feed_children<T>(tracks: &mut Vec<T>, graph: &Graph, b: u8, child: impl Fn(&mut T) -> &mut Option<Value>) -> bool {
+    let mut finished = false;
+    tracks.retain_mut(|t| {
+        let slot = child(t);
+        match slot.as_mut().expect("a child value is open").feed(graph, b) {
+            Step::Consumed => true,
+            Step::Rejected => false,
+            Step::NotMine => {
+                finished = true;
+                *slot = None;
+                true
+            }
+        }
+    });
+    finished
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -442,21 +446,8 @@ impl ArrayValue {
                 self.phase = InItem;
             }
             (InItem, _) => {
-                let mut finished = false;
-                self.tracks.retain_mut(|t| {
-                    let child = t.child.as_mut().expect("an item is open");
-                    match child.feed(graph, b) {
-                        Step::Consumed => true,
-                        Step::Rejected => false,
-                        Step::NotMine => {
-                            finished = true;
-                            true
-                        }
-                    }
-                });
-                if finished {
+                if feed_children(&mut self.tracks, graph, b, |t| &mut t.child) {
                     for t in &mut self.tracks {
-                        t.child = None;
                         t.count += 1;
                     }
                     self.phase = AfterItem;
