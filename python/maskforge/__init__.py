@@ -13,43 +13,8 @@ Typical use::
 Every object but the session is immutable and can be shared across threads.
 """
 
+from . import errors as _errors
 from ._native import BoundSchema, Compiler, SchemaProgram, Session, Vocabulary, __version__
-from .errors import (
-    ArgumentTypeError,
-    GenerationTruncatedError,
-    InternalError,
-    InvalidArgumentError,
-    MaskBufferError,
-    MaskBufferTypeError,
-    MaskForgeError,
-    ReferenceResolutionError,
-    ResourceLimitError,
-    SchemaError,
-    TokenRejectedError,
-    UnsupportedGenerationModeError,
-    UnsupportedOptionError,
-    VocabularyError,
-)
+from .errors import *  # noqa: F401,F403  (the exception hierarchy; its names are errors.__all__)
 
-__all__ = [
-    "__version__",
-    "Vocabulary",
-    "Compiler",
-    "SchemaProgram",
-    "BoundSchema",
-    "Session",
-    "MaskForgeError",
-    "SchemaError",
-    "ReferenceResolutionError",
-    "ResourceLimitError",
-    "VocabularyError",
-    "TokenRejectedError",
-    "MaskBufferError",
-    "MaskBufferTypeError",
-    "InvalidArgumentError",
-    "ArgumentTypeError",
-    "UnsupportedOptionError",
-    "UnsupportedGenerationModeError",
-    "GenerationTruncatedError",
-    "InternalError",
-]
+__all__ = ["__version__", "Vocabulary", "Compiler", "SchemaProgram", "BoundSchema", "Session", *_errors.__all__]
