@@ -147,6 +147,10 @@ fn structured_masks_equal_reference_masks() {
             r##"{"$defs": {"n": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "required": ["value"]}}, "$ref": "#/$defs/n"}"##,
             r#"{"value": 1, "children": [{"value": 12}, {"children": [], "value": 100}]}"#,
         ),
+        (
+            r#"{"type": "object", "patternProperties": {"^(ok|value)$": {"type": "integer"}, "^x": {"type": "null"}}, "additionalProperties": false}"#,
+            r#"{"value": 12, "xok": null, "ok": 1}"#,
+        ),
     ];
     for (schema, text) in cases {
         let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();
@@ -188,4 +192,65 @@ fn one_of_with_disjoint_branches_is_exact_and_overlaps_are_diagnosed() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// Whether `prefix` can still be completed to an accepted text.
+fn live(schema: &str, prefix: &str) -> bool {
+    let program = Compiler::without_cache().compile_json_schema(schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    let mut matcher = program.executable().start_matcher();
+    matcher.feed(prefix.as_bytes())
+}
+
+#[test]
+fn pattern_properties_classify_keys_by_every_matching_pattern() {
+    check(
+        r#"{"type": "object", "patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": {"type": "string"}}"#,
+        &[r#"{"x-a":1,"b":"s"}"#, r#"{"\u0078-":2}"#, "{}", r#"{"X-a":"s"}"#],
+        &[r#"{"x-a":"s"}"#, r#"{"b":1}"#, r#"{"x-a":1,"x\u002da":2}"#],
+    );
+    // Named properties take the schemas of the patterns their names match as well.
+    check(
+        r#"{"properties": {"x-id": {"minimum": 5}}, "patternProperties": {"^x-": {"type": "integer"}}}"#,
+        &[r#"{"x-id":5}"#, r#"{"x-id":7,"x-b":1,"y":null}"#],
+        &[r#"{"x-id":5.5}"#, r#"{"x-id":4}"#, r#"{"x-b":"s"}"#],
+    );
+    // Unanchored patterns search; a key matching two patterns must satisfy both.
+    check(
+        r#"{"patternProperties": {"a": {"type": "integer"}, "b": {"minimum": 3}}, "additionalProperties": false}"#,
+        &[r#"{"ab":3}"#, r#"{"xa":-1,"b":3.5}"#, r#"{"ba":4}"#],
+        &[r#"{"ab":2}"#, r#"{"ab":3.5}"#, r#"{"c":1}"#],
+    );
+    // Conjunctions keep each schema object's own additionalProperties.
+    check(
+        r#"{"allOf": [{"patternProperties": {"^a": {"type": "integer"}}}, {"properties": {"ab": true}, "additionalProperties": false}]}"#,
+        &[r#"{"ab":1}"#, "{}"],
+        &[r#"{"ab":"x"}"#, r#"{"ac":1}"#, r#"{"b":1}"#],
+    );
+}
+
+#[test]
+fn pattern_properties_never_admit_a_key_that_cannot_be_completed() {
+    let finite = r#"{"type": "object", "patternProperties": {"^(a|b)$": {"type": "integer"}}, "additionalProperties": false}"#;
+    assert!(live(finite, r#"{"a":1,"#));
+    assert!(live(finite, r#"{"a":1,""#));
+    assert!(!live(finite, r#"{"a":1,"a"#), "a repeated key");
+    assert!(live(finite, r#"{"a":1,"\u00"#));
+    assert!(live(finite, r#"{"a":1,"\u006"#), "\\u0062 is b");
+    assert!(!live(finite, r#"{"a":1,"b":2,"#), "every allowed key is taken");
+    assert!(!live(finite, r#"{"a":1,"b":2,""#));
+    assert!(!live(finite, r#"{"c"#));
+    // Keys whose schema admits nothing are refused from their first byte that decides it.
+    let unsat = r#"{"patternProperties": {"^n": false, "^no": {"type": "null"}}, "additionalProperties": {"type": "null"}}"#;
+    assert!(live(unsat, r#"{"m":null,"o":null}"#));
+    assert!(!live(unsat, r#"{"n"#) && !live(unsat, r#"{"\u006e"#) && live(unsat, r#"{"m"#) && live(unsat, r#"{"\u006"#));
+    assert!(!live(unsat, r#"{"no":"#) && !live(unsat, r#"{"n":"#));
+    // minProperties counts pattern keys; a finite key set that cannot reach it is unsatisfiable.
+    let short = r#"{"type": "object", "patternProperties": {"^[ab]$": true}, "additionalProperties": false, "minProperties": 3}"#;
+    match Compiler::without_cache().compile_json_schema(short) {
+        Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsatisfiableSchema),
+        other => panic!("{other:?}"),
+    }
+    let enough = r#"{"type": "object", "patternProperties": {"^[abc]$": true}, "additionalProperties": false, "minProperties": 3}"#;
+    check(enough, &[r#"{"a":1,"c":2,"b":3}"#], &[r#"{"a":1,"b":2}"#]);
+    assert!(!live(enough, r#"{"a":1,"b":2}"#) && live(enough, r#"{"a":1,"b":2,"#));
 }

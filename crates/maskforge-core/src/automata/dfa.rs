@@ -170,6 +170,82 @@ impl ByteDfa {
         s != DEAD && self.is_accepting(s)
     }
 
+    /// The live successors of `state`, each with how many bytes lead there.
+    fn successors(&self, state: StateId) -> Vec<(StateId, u64)> {
+        let mut class_sizes = vec![0u64; self.class_count];
+        for &class in &self.classes {
+            class_sizes[class as usize] += 1;
+        }
+        (0..self.class_count)
+            .filter_map(|class| {
+                let to = self.next_class(state, class as u8);
+                (to != DEAD).then_some((to, class_sizes[class]))
+            })
+            .collect()
+    }
+
+    /// Per state: whether infinitely many strings lead from it to acceptance (it reaches a
+    /// cycle; every live state reaches acceptance, the automaton being trimmed).
+    pub fn unbounded_from(&self) -> Vec<bool> {
+        let n = self.state_count();
+        let successors: Vec<Vec<(StateId, u64)>> = (0..n as StateId).map(|s| self.successors(s)).collect();
+        // Strongly connected components would do; repeatedly removing states with no remaining
+        // successor (a reverse topological peel) leaves exactly the states that reach a cycle.
+        let mut remaining: Vec<usize> = successors.iter().map(|succ| succ.len()).collect();
+        let mut predecessors: Vec<Vec<StateId>> = vec![Vec::new(); n];
+        for (s, succ) in successors.iter().enumerate() {
+            for &(to, _) in succ {
+                predecessors[to as usize].push(s as StateId);
+            }
+        }
+        let mut peeled = vec![false; n];
+        let mut queue: Vec<StateId> = (0..n as StateId).filter(|&s| remaining[s as usize] == 0).collect();
+        while let Some(s) = queue.pop() {
+            peeled[s as usize] = true;
+            for &p in &predecessors[s as usize] {
+                remaining[p as usize] -= 1;
+                if remaining[p as usize] == 0 {
+                    queue.push(p);
+                }
+            }
+        }
+        let mut unbounded: Vec<bool> = peeled.iter().map(|&p| !p).collect();
+        unbounded[DEAD as usize] = false;
+        unbounded
+    }
+
+    /// How many strings the automaton accepts (`None`: infinitely many; saturating).
+    pub fn language_size(&self) -> Option<u64> {
+        if self.is_empty_language() {
+            return Some(0);
+        }
+        let unbounded = self.unbounded_from();
+        if unbounded[self.start as usize] {
+            return None;
+        }
+        // The states reachable from the start form a DAG: count paths in post-order.
+        let mut count: Vec<Option<u64>> = vec![None; self.state_count()];
+        let mut stack: Vec<(StateId, bool)> = vec![(self.start, false)];
+        while let Some((s, expanded)) = stack.pop() {
+            if count[s as usize].is_some() {
+                continue;
+            }
+            let successors = self.successors(s);
+            if expanded {
+                let mut total = u64::from(self.is_accepting(s));
+                for (to, bytes) in successors {
+                    let below = count[to as usize].expect("successors are counted first");
+                    total = total.saturating_add(below.saturating_mul(bytes));
+                }
+                count[s as usize] = Some(total);
+            } else {
+                stack.push((s, true));
+                stack.extend(successors.into_iter().map(|(to, _)| (to, false)));
+            }
+        }
+        count[self.start as usize]
+    }
+
     /// Approximate heap size in bytes.
     pub fn heap_bytes(&self) -> usize {
         self.transitions.len() * 4 + self.accepting.len() + 256

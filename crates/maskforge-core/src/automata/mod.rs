@@ -10,5 +10,5 @@ pub mod json;
 pub mod json_escapes;
 mod re;
 
-pub use dfa::{ByteDfa, StateId, DEAD};
+pub use dfa::{ByteDfa, StateId, TooManyStates, DEAD};
 pub use re::{AnyOrderMembers, CompileLimit, Re};

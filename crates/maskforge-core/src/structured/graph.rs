@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::automata::{json, ByteDfa};
+use crate::automata::json_escapes::json_strings_decoding_to;
+use crate::automata::{ecma, json, ByteDfa, Re};
 use crate::numbers::NumberConstraints;
 
 pub(crate) type NodeId = u32;
@@ -36,16 +37,53 @@ pub(crate) struct ArrayShape {
     pub(crate) max: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub(crate) struct ObjectShape {
-    /// Schemas of the named properties.
+    /// Schemas of the named properties (their `patternProperties` matches included).
     pub(crate) properties: BTreeMap<String, NodeId>,
-    /// Schema of every other key ([`NEVER`]: closed object).
+    /// Schema of every other key when no pattern applies: the conjunction of `others`
+    /// ([`NEVER`]: closed object).
     pub(crate) other: NodeId,
+    /// `additionalProperties` of each schema object intersected into this shape.
+    pub(crate) others: Vec<NodeId>,
+    /// `patternProperties` of those schema objects, flattened.
+    pub(crate) patterns: Vec<PatternProperty>,
+    /// How unnamed keys are classified by the patterns; set when the graph is finished.
+    pub(crate) keys: Option<Arc<PatternKeys>>,
     pub(crate) required: BTreeSet<String>,
     pub(crate) min: u64,
     pub(crate) max: Option<u64>,
 }
+
+/// One `patternProperties` entry: the keys it matches (decoded UTF-8) and their schema.
+#[derive(Debug, Clone)]
+pub(crate) struct PatternProperty {
+    pub(crate) keys: Arc<ByteDfa>,
+    pub(crate) node: NodeId,
+    /// Index in [`ObjectShape::others`] of the schema object it came from.
+    pub(crate) owner: usize,
+}
+
+/// Unnamed keys under `patternProperties`, grouped by signature (the set of patterns a key
+/// matches, as a bit set): every key of one signature has the same schema.
+#[derive(Debug)]
+pub(crate) struct PatternKeys {
+    /// Schema of each signature some unnamed key has.
+    pub(crate) signatures: HashMap<u64, NodeId>,
+    /// Keys of each signature, as decoded UTF-8, named keys removed.
+    languages: Vec<(u64, ByteDfa)>,
+    /// How many unnamed keys each signature has (`None`: infinitely many).
+    counts: Vec<(u64, Option<u64>)>,
+    /// Unnamed keys whose schema is satisfiable, as JSON string texts; set with satisfiability.
+    pub(crate) allowed_text: Option<Arc<ByteDfa>>,
+    /// Per state of `allowed_text`: whether infinitely many keys complete it.
+    pub(crate) unbounded_from: Vec<bool>,
+    /// Whether every unnamed key has a satisfiable schema.
+    pub(crate) open: bool,
+}
+
+/// Most patterns that may apply to one object (signatures are enumerated as subsets).
+pub(crate) const MAX_PATTERNS_PER_OBJECT: usize = 8;
 
 impl ArrayShape {
     pub(crate) fn item(&self, index: u64) -> NodeId {
@@ -54,8 +92,71 @@ impl ArrayShape {
 }
 
 impl ObjectShape {
+    /// A shape without `patternProperties`.
+    pub(crate) fn plain(
+        properties: BTreeMap<String, NodeId>,
+        other: NodeId,
+        required: BTreeSet<String>,
+        min: u64,
+        max: Option<u64>,
+    ) -> ObjectShape {
+        ObjectShape { properties, other, others: vec![other], patterns: Vec::new(), keys: None, required, min, max }
+    }
+
+    /// The patterns `key` matches, as a bit set.
+    pub(crate) fn signature(&self, key: &str) -> u64 {
+        self.patterns
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.keys.matches(key.as_bytes()))
+            .fold(0, |sig, (i, _)| sig | (1 << i))
+    }
+
+    /// The schema of member `key` (once the graph is finished).
     pub(crate) fn value_schema(&self, key: &str) -> NodeId {
-        self.properties.get(key).copied().unwrap_or(self.other)
+        if let Some(&node) = self.properties.get(key) {
+            return node;
+        }
+        match &self.keys {
+            None => self.other,
+            Some(keys) => keys.signatures.get(&self.signature(key)).copied().unwrap_or(NEVER),
+        }
+    }
+
+    /// The operands whose conjunction is the schema of unnamed keys of signature `sig`.
+    fn signature_operands(&self, sig: u64) -> Vec<NodeId> {
+        let mut operands: Vec<NodeId> = Vec::new();
+        let mut owners_matched = vec![false; self.others.len()];
+        for (i, p) in self.patterns.iter().enumerate() {
+            if sig & (1 << i) != 0 {
+                operands.push(p.node);
+                owners_matched[p.owner] = true;
+            }
+        }
+        operands.extend(self.others.iter().zip(&owners_matched).filter(|(_, &m)| !m).map(|(&o, _)| o));
+        operands
+    }
+
+    /// Whether this shape needs [`PatternKeys`].
+    fn has_patterns(&self) -> bool {
+        !self.patterns.is_empty()
+    }
+}
+
+impl PatternKeys {
+    /// Unnamed keys that can still be added with a satisfiable schema, beyond `seen_allowed`
+    /// such keys already present (`u64::MAX`: unboundedly many).
+    fn addable(&self, sat: &[bool], seen_allowed: u64) -> u64 {
+        let mut total: u64 = 0;
+        for &(sig, count) in &self.counts {
+            if self.signatures.get(&sig).is_some_and(|&n| sat[n as usize]) {
+                match count {
+                    None => return u64::MAX,
+                    Some(c) => total = total.saturating_add(c),
+                }
+            }
+        }
+        total.saturating_sub(seen_allowed)
     }
 }
 
@@ -80,6 +181,8 @@ pub(crate) struct Graph {
     pub(crate) literal_null: Arc<ByteDfa>,
     pub(crate) literal_true: Arc<ByteDfa>,
     pub(crate) literal_false: Arc<ByteDfa>,
+    /// Every key (valid UTF-8), the universe pattern signatures split.
+    any_key: Arc<ByteDfa>,
     conjunctions: HashMap<Vec<NodeId>, NodeId>,
     max_nodes: usize,
     max_dfa_states: usize,
@@ -96,6 +199,8 @@ pub(crate) enum GraphError {
     IllFounded,
     TooManyNodes(usize),
     TooManyStates(usize),
+    /// More than [`MAX_PATTERNS_PER_OBJECT`] patterns apply to one object.
+    TooManyPatterns,
 }
 
 impl Graph {
@@ -109,6 +214,7 @@ impl Graph {
             literal_null: literal(b"null"),
             literal_true: literal(b"true"),
             literal_false: literal(b"false"),
+            any_key: Arc::new(ecma::pattern_language("", 10_000).expect("the universe is small")),
             conjunctions: HashMap::new(),
             max_nodes,
             max_dfa_states,
@@ -121,13 +227,7 @@ impl Graph {
             numbers: vec![Arc::new(NumberConstraints::default())],
             strings: Some(any_string),
             arrays: vec![ArrayShape { prefix: Vec::new(), rest: ANY, min: 0, max: None }],
-            objects: vec![ObjectShape {
-                properties: BTreeMap::new(),
-                other: ANY,
-                required: BTreeSet::new(),
-                min: 0,
-                max: None,
-            }],
+            objects: vec![ObjectShape::plain(BTreeMap::new(), ANY, BTreeSet::new(), 0, None)],
         });
         graph
     }
@@ -183,6 +283,19 @@ impl Graph {
         }
     }
 
+    /// The schema of member `key` of `shape` while the graph is being built (signatures are
+    /// not enumerated yet, so the matching patterns are intersected here).
+    pub(crate) fn key_schema(&mut self, shape: &ObjectShape, key: &str) -> NodeId {
+        if let Some(&node) = shape.properties.get(key) {
+            return node;
+        }
+        if !shape.has_patterns() {
+            return shape.other;
+        }
+        let operands = shape.signature_operands(shape.signature(key));
+        self.all(operands)
+    }
+
     /// A node admitting what any operand admits.
     pub(crate) fn any(&mut self, mut operands: Vec<NodeId>) -> NodeId {
         operands.retain(|&id| id != NEVER);
@@ -204,15 +317,125 @@ impl Graph {
 
     /// Computes every pending node (including those created meanwhile), then satisfiability.
     pub(crate) fn finish(&mut self) -> Result<(), GraphError> {
-        let mut id = 0;
-        while id < self.nodes.len() {
-            self.ensure_ready(id as NodeId)?;
-            id += 1;
-            if self.nodes.len() > self.max_nodes {
-                return Err(GraphError::TooManyNodes(self.max_nodes));
+        // Classifying pattern keys creates conjunctions, whose objects may have patterns again.
+        loop {
+            let mut id = 0;
+            while id < self.nodes.len() {
+                self.ensure_ready(id as NodeId)?;
+                id += 1;
+                if self.nodes.len() > self.max_nodes {
+                    return Err(GraphError::TooManyNodes(self.max_nodes));
+                }
+            }
+            if !self.classify_pattern_keys()? {
+                break;
             }
         }
         self.compute_satisfiability();
+        self.allow_pattern_keys()?;
+        Ok(())
+    }
+
+    /// Every object shape with patterns and no [`PatternKeys`] yet gets its signatures: the
+    /// sets of patterns some unnamed key matches, each with its schema. Returns whether any
+    /// shape was classified.
+    fn classify_pattern_keys(&mut self) -> Result<bool, GraphError> {
+        let mut todo = Vec::new();
+        for (id, node) in self.nodes.iter().enumerate() {
+            for (i, shape) in node.objects.iter().enumerate() {
+                if shape.has_patterns() && shape.keys.is_none() {
+                    todo.push((id, i));
+                }
+            }
+        }
+        for &(id, i) in &todo {
+            let shape = self.nodes[id].objects[i].clone();
+            let keys = self.pattern_keys(&shape)?;
+            self.nodes[id].objects[i].keys = Some(Arc::new(keys));
+        }
+        Ok(!todo.is_empty())
+    }
+
+    fn pattern_keys(&mut self, shape: &ObjectShape) -> Result<PatternKeys, GraphError> {
+        let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
+        let named: BTreeSet<&String> = shape.properties.keys().chain(&shape.required).collect();
+        // Keys matching exactly the patterns of `sig`, split pattern by pattern (in or out),
+        // skipping every branch whose language is already empty.
+        let mut languages: Vec<(u64, ByteDfa)> = Vec::new();
+        let mut branches = vec![(0usize, 0u64, self.any_key.as_ref().clone())];
+        while let Some((i, sig, language)) = branches.pop() {
+            if i == shape.patterns.len() {
+                languages.push((sig, language));
+                continue;
+            }
+            let pattern = &shape.patterns[i].keys;
+            let inside = language.intersect(pattern, self.max_dfa_states).map_err(limit)?;
+            let outside = language.difference(pattern, self.max_dfa_states).map_err(limit)?;
+            for (bit, part) in [(1u64 << i, inside), (0, outside)] {
+                if !part.is_empty_language() {
+                    branches.push((i + 1, sig | bit, part));
+                }
+            }
+        }
+        let mut signatures = HashMap::new();
+        let mut counts = Vec::new();
+        for (sig, language) in &languages {
+            let named_here = named.iter().filter(|k| language.matches(k.as_bytes())).count() as u64;
+            let count = language.language_size().map(|n| n.saturating_sub(named_here));
+            if count == Some(0) {
+                continue;
+            }
+            counts.push((*sig, count));
+            let node = self.all(shape.signature_operands(*sig));
+            signatures.insert(*sig, node);
+        }
+        languages.retain(|(sig, _)| signatures.contains_key(sig));
+        Ok(PatternKeys { signatures, languages, counts, allowed_text: None, unbounded_from: Vec::new(), open: false })
+    }
+
+    /// Once satisfiability is known: which unnamed keys each pattern shape admits, as JSON
+    /// string texts (for key liveness).
+    fn allow_pattern_keys(&mut self) -> Result<(), GraphError> {
+        let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
+        for id in 0..self.nodes.len() {
+            for i in 0..self.nodes[id].objects.len() {
+                let shape = &self.nodes[id].objects[i];
+                let Some(keys) = &shape.keys else { continue };
+                let mut allowed = ByteDfa::empty();
+                let mut open = true;
+                for (sig, language) in &keys.languages {
+                    if self.satisfiable[keys.signatures[sig] as usize] {
+                        allowed = allowed.union(language, self.max_dfa_states).map_err(limit)?;
+                    } else {
+                        open = false;
+                    }
+                }
+                let named: Vec<Re> = shape
+                    .properties
+                    .keys()
+                    .chain(&shape.required)
+                    .map(|k| Re::literal(k.as_bytes()))
+                    .collect();
+                if !named.is_empty() {
+                    let named = Re::alt(named)
+                        .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
+                        .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?;
+                    allowed = allowed.difference(&named, self.max_dfa_states).map_err(limit)?;
+                }
+                let text = json_strings_decoding_to(&allowed, self.max_dfa_states)
+                    .map_err(|e| GraphError::TooManyStates(e.limit))?;
+                let unbounded_from = text.unbounded_from();
+                let keys = PatternKeys {
+                    signatures: keys.signatures.clone(),
+                    languages: Vec::new(),
+                    counts: keys.counts.clone(),
+                    allowed_text: (!text.is_empty_language()).then(|| Arc::new(text)),
+                    unbounded_from,
+                    open,
+                };
+                self.nodes[id].objects[i].keys = Some(Arc::new(keys));
+            }
+        }
         Ok(())
     }
 
@@ -295,13 +518,27 @@ impl Graph {
                 let mut properties = BTreeMap::new();
                 for key in p.properties.keys().chain(q.properties.keys()) {
                     if !properties.contains_key(key) {
-                        let both = self.all(vec![p.value_schema(key), q.value_schema(key)]);
+                        let operands = vec![self.key_schema(p, key), self.key_schema(q, key)];
+                        let both = self.all(operands);
                         properties.insert(key.clone(), both);
                     }
+                }
+                let offset = p.others.len();
+                let patterns: Vec<PatternProperty> = p
+                    .patterns
+                    .iter()
+                    .cloned()
+                    .chain(q.patterns.iter().map(|pp| PatternProperty { owner: pp.owner + offset, ..pp.clone() }))
+                    .collect();
+                if patterns.len() > MAX_PATTERNS_PER_OBJECT {
+                    return Err(GraphError::TooManyPatterns);
                 }
                 node.objects.push(ObjectShape {
                     properties,
                     other: self.all(vec![p.other, q.other]),
+                    others: p.others.iter().chain(&q.others).copied().collect(),
+                    patterns,
+                    keys: None,
                     required: p.required.union(&q.required).cloned().collect(),
                     min: p.min.max(q.min),
                     max: min_bound(p.max, q.max),
@@ -367,12 +604,26 @@ fn array_has_witness(shape: &ArrayShape, sat: &[bool]) -> bool {
     shape.max.is_none_or(|max| shape.min <= max) && reachable_items(shape, sat) >= shape.min
 }
 
-/// Keys that can still be added, beyond the required ones (`u64::MAX`: unboundedly many).
-pub(crate) fn addable_optional_keys(shape: &ObjectShape, sat: &[bool], seen: &dyn Fn(&str) -> bool) -> u64 {
-    if sat[shape.other as usize] {
-        return u64::MAX;
-    }
-    shape.properties.iter().filter(|(k, &v)| sat[v as usize] && !shape.required.contains(*k) && !seen(k)).count() as u64
+/// Keys that can still be added to an object with keys `seen`, beyond the required ones
+/// (`u64::MAX`: unboundedly many).
+pub(crate) fn addable_optional_keys(shape: &ObjectShape, sat: &[bool], seen: &[String]) -> u64 {
+    let is_seen = |k: &str| seen.iter().any(|s| s == k);
+    let unnamed = match &shape.keys {
+        None if sat[shape.other as usize] => return u64::MAX,
+        None => 0,
+        Some(keys) => {
+            let named = |k: &str| shape.properties.contains_key(k) || shape.required.contains(k);
+            let seen_allowed =
+                seen.iter().filter(|k| !named(k) && sat[shape.value_schema(k) as usize]).count() as u64;
+            keys.addable(sat, seen_allowed)
+        }
+    };
+    let named_optional = shape
+        .properties
+        .iter()
+        .filter(|(k, &v)| sat[v as usize] && !shape.required.contains(*k) && !is_seen(k))
+        .count() as u64;
+    unnamed.saturating_add(named_optional)
 }
 
 fn object_has_witness(shape: &ObjectShape, sat: &[bool]) -> bool {
@@ -380,5 +631,5 @@ fn object_has_witness(shape: &ObjectShape, sat: &[bool]) -> bool {
     let needed = shape.required.len() as u64;
     let max = shape.max.unwrap_or(u64::MAX);
     let extra_needed = shape.min.saturating_sub(needed);
-    required_ok && needed <= max && shape.min <= max && addable_optional_keys(shape, sat, &|_| false) >= extra_needed
+    required_ok && needed <= max && shape.min <= max && addable_optional_keys(shape, sat, &[]) >= extra_needed
 }

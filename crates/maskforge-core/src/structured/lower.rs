@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::graph::{ArrayShape, Graph, Node, NodeId, ObjectShape, ANY, NEVER};
-use crate::automata::{json, ByteDfa, Re};
+use super::graph::{ArrayShape, Graph, Node, NodeId, ObjectShape, PatternProperty, ANY, MAX_PATTERNS_PER_OBJECT, NEVER};
+use crate::automata::{ecma, json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft};
@@ -301,17 +301,44 @@ impl<'a> Lowering<'a> {
             }
             Some(_) => return Err(invalid(pointer, "properties", "properties must be an object")),
         }
+        let mut patterns = Vec::new();
         match map.get("patternProperties") {
             None => {}
-            Some(Value::Object(p)) if p.is_empty() => {}
-            Some(Value::Object(_)) => return Err(unsupported(pointer, "patternProperties")),
+            Some(Value::Object(p)) => {
+                let base = pointer_push(pointer, "patternProperties");
+                if p.len() > MAX_PATTERNS_PER_OBJECT {
+                    return Err(Diagnostic::new(
+                        DiagnosticCode::ResourceLimit,
+                        &base,
+                        format!("more than {MAX_PATTERNS_PER_OBJECT} patternProperties on one object"),
+                    )
+                    .with_keyword("patternProperties"));
+                }
+                for (pattern, schema) in p {
+                    let at = pointer_push(&base, pattern);
+                    let keys = ecma::pattern_language(pattern, self.options.limits.max_dfa_states).map_err(|e| {
+                        Diagnostic::new(DiagnosticCode::UnsupportedPattern, &at, e.message)
+                            .with_keyword("patternProperties")
+                    })?;
+                    let node = self.schema(schema, &at)?;
+                    patterns.push(PatternProperty { keys: Arc::new(keys), node, owner: 0 });
+                }
+            }
             Some(_) => return Err(invalid(pointer, "patternProperties", "patternProperties must be an object")),
         }
         let other = self.subschema(map, pointer, "additionalProperties")?.unwrap_or(ANY);
         if !admitted {
             return Ok(None);
         }
-        Ok(Some(ObjectShape { properties, other, required, min, max }))
+        // A named property also takes the schemas of the patterns its name matches.
+        for (name, node) in properties.iter_mut() {
+            let mut operands = vec![*node];
+            operands.extend(patterns.iter().filter(|p| p.keys.matches(name.as_bytes())).map(|p| p.node));
+            *node = self.graph.all(operands);
+        }
+        let mut shape = ObjectShape::plain(properties, other, required, min, max);
+        shape.patterns = patterns;
+        Ok(Some(shape))
     }
 
     /// The node admitting exactly `value` (equality by JSON value).
@@ -340,7 +367,7 @@ impl<'a> Lowering<'a> {
                 }
                 let len = properties.len() as u64;
                 let required = properties.keys().cloned().collect();
-                node.objects.push(ObjectShape { properties, other: NEVER, required, min: len, max: Some(len) });
+                node.objects.push(ObjectShape::plain(properties, NEVER, required, len, Some(len)));
             }
         }
         Ok(self.graph.add(node))

@@ -99,7 +99,13 @@ impl Value {
                     .iter()
                     .enumerate()
                     .filter(|(_, s)| object_live(graph, s, &[], 0))
-                    .map(|(i, _)| ObjectTrack { node, shape: i as u32, seen: Arc::new(Vec::new()), child: None })
+                    .map(|(i, _)| ObjectTrack {
+                        node,
+                        shape: i as u32,
+                        seen: Arc::new(Vec::new()),
+                        allowed_key: DEAD,
+                        child: None,
+                    })
                     .collect();
                 (!shapes.is_empty()).then(|| {
                     Value::Object(Box::new(ObjectValue {
@@ -207,6 +213,8 @@ struct ObjectTrack {
     node: NodeId,
     shape: u32,
     seen: Arc<Vec<String>>,
+    /// State of the key being read on the shape's automaton of allowed unnamed keys.
+    allowed_key: StateId,
     child: Option<Value>,
 }
 
@@ -220,8 +228,10 @@ fn missing_required<'a>(shape: &'a ObjectShape, seen: &'a [String]) -> impl Iter
     shape.required.iter().filter(move |k| !seen.contains(k))
 }
 
-/// Whether an object with keys `seen` (and `count` of them) can still be completed.
-fn object_live(graph: &Graph, shape: &ObjectShape, seen: &[String], count: u64) -> bool {
+/// Whether an object with keys `seen`, plus `unnamed` further keys not named by the shape whose
+/// schemas are satisfiable, can still be completed.
+fn object_live(graph: &Graph, shape: &ObjectShape, seen: &[String], unnamed: u64) -> bool {
+    let count = seen.len() as u64 + unnamed;
     let max = shape.max.unwrap_or(u64::MAX);
     let missing = missing_required(shape, seen).count() as u64;
     if missing.saturating_add(count) > max {
@@ -229,7 +239,7 @@ fn object_live(graph: &Graph, shape: &ObjectShape, seen: &[String], count: u64) 
     }
     let needed = shape.min.saturating_sub(count).max(missing);
     let extra = needed - missing;
-    extra == 0 || addable_optional_keys(shape, &graph.satisfiable, &|k| seen.iter().any(|s| s == k)) >= extra
+    extra == 0 || addable_optional_keys(shape, &graph.satisfiable, seen).saturating_sub(unnamed) >= extra
 }
 
 /// Whether `key` (complete) may be added to an object with keys `seen`.
@@ -239,7 +249,7 @@ fn key_allowed(graph: &Graph, shape: &ObjectShape, seen: &[String], key: &str) -
     }
     let mut with_key = seen.to_vec();
     with_key.push(key.to_string());
-    object_live(graph, shape, &with_key, seen.len() as u64 + 1)
+    object_live(graph, shape, &with_key, 0)
 }
 
 /// Whether any key may come next (not only named ones): then every key text that stays a
@@ -248,23 +258,98 @@ fn key_open(graph: &Graph, shape: &ObjectShape, seen: &[String]) -> bool {
     let max = shape.max.unwrap_or(u64::MAX);
     let missing = missing_required(shape, seen).count() as u64;
     let only_required = (seen.len() as u64).saturating_add(missing) + 1 > max;
-    !only_required && graph.is_satisfiable(shape.other)
+    let open = match &shape.keys {
+        None => graph.is_satisfiable(shape.other),
+        Some(keys) => keys.open,
+    };
+    !only_required && open
 }
 
-/// Whether a key whose text so far is `decoder` can still become an allowed key.
-fn key_prefix_live(graph: &Graph, shape: &ObjectShape, seen: &[String], decoder: &StringDecoder) -> bool {
+/// Whether a key whose text so far is `decoder` (and `allowed` on the shape's automaton of
+/// allowed unnamed keys) can still become an allowed key.
+fn key_prefix_live(
+    graph: &Graph,
+    shape: &ObjectShape,
+    seen: &[String],
+    decoder: &StringDecoder,
+    allowed: StateId,
+) -> bool {
     if key_open(graph, shape, seen) {
         return true;
     }
     // Required names need not be declared in `properties`.
     let candidates = shape.properties.keys().chain(shape.required.iter());
-    candidates.into_iter().any(|name| decoder.can_become(name) && key_allowed(graph, shape, seen, name))
+    if candidates.into_iter().any(|name| decoder.can_become(name) && key_allowed(graph, shape, seen, name)) {
+        return true;
+    }
+    let Some(keys) = &shape.keys else { return false };
+    let Some(text) = &keys.allowed_text else { return false };
+    allowed != DEAD
+        && object_live(graph, shape, seen, 1)
+        && (keys.unbounded_from[allowed as usize] || unseen_key_completes(text, allowed, decoder, seen))
+}
+
+/// Most key spellings [`unseen_key_completes`] tries before assuming that one completes.
+const KEY_SEARCH_BUDGET: usize = 100_000;
+
+/// Whether the key text so far (`decoder`, at `state` of `text`) completes to a key of `text`
+/// that is not in `seen`. Only called when finitely many keys complete it; the search follows
+/// canonical spellings, so each candidate key is decoded once.
+fn unseen_key_completes(text: &ByteDfa, state: StateId, decoder: &StringDecoder, seen: &[String]) -> bool {
+    // `free`: an escape begun by the real text, which may be spelled any way.
+    let mut stack = vec![(state, decoder.clone(), decoder.has_pending())];
+    let mut budget = KEY_SEARCH_BUDGET;
+    while let Some((s, current, free)) = stack.pop() {
+        for b in 0..=255u8 {
+            let next = text.next(s, b);
+            if next == DEAD || !(free || current.canonical_next(b)) {
+                continue;
+            }
+            if budget == 0 {
+                return true;
+            }
+            budget -= 1;
+            let mut decoded = current.clone();
+            match decoded.feed(b) {
+                DecodeStep::Invalid => {}
+                DecodeStep::Closed => {
+                    if !seen.iter().any(|k| k == decoded.value()) {
+                        return true;
+                    }
+                }
+                DecodeStep::Continue => {
+                    let free = free && decoded.has_pending();
+                    stack.push((next, decoded, free));
+                }
+            }
+        }
+    }
+    false
 }
 
 impl ObjectValue {
     fn feed_key(&mut self, graph: &Graph, b: u8) -> DecodeStep {
         self.key_text = graph.any_string.next(self.key_text, b);
+        for track in &mut self.tracks {
+            if let Some(text) = allowed_keys(graph, track) {
+                track.allowed_key = text.next(track.allowed_key, b);
+            }
+        }
         self.key.feed(b)
+    }
+
+    /// Starts a key on every track (the opening quote was read) and keeps the tracks for which
+    /// some key can still follow.
+    fn start_key(&mut self, graph: &Graph) {
+        self.key = StringDecoder::default();
+        self.key_text = graph.any_string.next(graph.any_string.start(), b'"');
+        for track in &mut self.tracks {
+            if let Some(text) = allowed_keys(graph, track) {
+                track.allowed_key = text.next(text.start(), b'"');
+            }
+        }
+        let key = &self.key;
+        self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key));
     }
 
     fn feed(&mut self, graph: &Graph, b: u8) -> Step {
@@ -284,23 +369,23 @@ impl ObjectValue {
                 self.phase = Closed;
             }
             (AfterOpen, b'"') | (AfterComma, b'"') => {
-                self.key = StringDecoder::default();
-                self.key_text = graph.any_string.next(graph.any_string.start(), b'"');
                 self.phase = InKey;
-                // An empty prefix: live when some key can still be added.
-                let key = &self.key;
-                self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key));
+                self.start_key(graph);
             }
             (AfterValue, b',') => {
+                // Some key must be able to follow: the empty key text, just opened.
                 self.phase = AfterComma;
                 let key = StringDecoder::default();
-                self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, &key));
+                self.tracks.retain(|t| {
+                    let allowed = allowed_keys(graph, t).map_or(DEAD, |text| text.next(text.start(), b'"'));
+                    key_prefix_live(graph, t.shape(graph), &t.seen, &key, allowed)
+                });
             }
             (InKey, _) => match self.feed_key(graph, b) {
                 DecodeStep::Invalid => return Step::Rejected,
                 DecodeStep::Continue => {
                     let key = &self.key;
-                    self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key));
+                    self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key));
                 }
                 DecodeStep::Closed => {
                     let key = self.key.value().to_string();
@@ -337,6 +422,11 @@ impl ObjectValue {
             Step::Consumed
         }
     }
+}
+
+/// The automaton of unnamed keys a track's shape allows, when patterns classify its keys.
+fn allowed_keys<'g>(graph: &'g Graph, track: &ObjectTrack) -> Option<&'g Arc<ByteDfa>> {
+    track.shape(graph).keys.as_ref()?.allowed_text.as_ref()
 }
 
 /// Feeds `b` to every track's open child (a member value or an item), dropping the tracks whose

@@ -52,6 +52,10 @@ pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOpti
             graph::GraphError::TooManyStates(n) => {
                 (DiagnosticCode::ResourceLimit, format!("a string language exceeds {n} states"))
             }
+            graph::GraphError::TooManyPatterns => (
+                DiagnosticCode::ResourceLimit,
+                format!("more than {} patternProperties apply to one object", graph::MAX_PATTERNS_PER_OBJECT),
+            ),
         };
         Diagnostic::new(code, "", message)
     })?;

@@ -205,6 +205,30 @@ impl StringDecoder {
         }
     }
 
+    /// Whether `b` continues the one canonical spelling of some string, given that every
+    /// escape in progress was started in that spelling: characters raw where JSON allows it,
+    /// `\"`, `\\` and the short control escapes, `\u00xx` (lowercase) for the other control
+    /// characters. Enumerating keys along canonical spellings visits each decoded key once.
+    pub(crate) fn canonical_next(&self, b: u8) -> bool {
+        match self.pending {
+            Pending::Backslash => matches!(b, b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' | b'u'),
+            Pending::Unicode { value, digits, high: None } => match digits {
+                0 | 1 => b == b'0',
+                2 => matches!(b, b'0' | b'1'),
+                _ => {
+                    let Some(d) = hex_value(b) else { return false };
+                    let code = value << 4 | d;
+                    !b.is_ascii_uppercase() && !matches!(code, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)
+                }
+            },
+            // Surrogate escapes are never canonical (raw UTF-8 is).
+            Pending::Unicode { high: Some(_), .. } | Pending::AfterHigh { .. } | Pending::AfterHighBackslash { .. } => {
+                false
+            }
+            Pending::None | Pending::Utf8 { .. } => true,
+        }
+    }
+
     /// Whether the text so far can still decode to exactly `target` (then close).
     pub(crate) fn can_become(&self, target: &str) -> bool {
         let Some(rest) = target.strip_prefix(self.value.as_str()) else { return false };
