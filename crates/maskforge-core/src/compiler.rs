@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::bind::{build_class_trie, BoundSchema};
 use crate::error::Result;
 use crate::executable::ExecutableSchema;
-use crate::options::{BindPolicy, CompilerOptions};
+use crate::options::{BindPolicy, CompilerOptions, PropertyOrder};
 use crate::schema::SchemaDocument;
 use crate::vocabulary::{CompiledVocabulary, TokenTrie, Vocabulary};
 
@@ -78,10 +78,13 @@ impl Compiler {
     }
 
     fn compile_document(&self, document: SchemaDocument) -> Result<SchemaProgram> {
-        let key = ExecutableKey {
-            canonical: document.canonical_text(),
-            identity: format!("{:?}", self.options.compile_identity()),
+        // Key order is insignificant in JSON Schema, except for `properties` once the declared
+        // order is a policy: then the text keeps the schema's own order.
+        let canonical = match self.options.property_order {
+            PropertyOrder::Any => document.canonical_text(),
+            PropertyOrder::Declared => document.root().to_string(),
         };
+        let key = ExecutableKey { canonical, identity: format!("{:?}", self.options.compile_identity()) };
         let executable = match self.executables.get(&key) {
             Some(hit) => hit,
             None => {

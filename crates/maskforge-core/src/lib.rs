@@ -58,7 +58,7 @@ pub use compiler::{CacheStats, Compiler, SchemaProgram};
 pub use error::{Diagnostic, DiagnosticCode, Error, RejectReason, Result};
 pub use executable::ExecutableSchema;
 pub use limits::SchemaResourceLimits;
-pub use options::{BindPolicy, CompilerOptions, Draft};
+pub use options::{BindPolicy, CompilerOptions, Draft, PropertyOrder};
 pub use session::Session;
 #[cfg(feature = "tokenizer-processing")]
 pub use vocabulary::TokenizerJsonOptions;

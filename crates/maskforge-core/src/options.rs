@@ -14,6 +14,31 @@ pub enum BindPolicy {
     Adaptive,
 }
 
+/// The order in which object members may appear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PropertyOrder {
+    /// Any order (what JSON Schema validates).
+    #[default]
+    Any,
+    /// Declared properties in the order of `properties` in the schema; keys that are not
+    /// declared there may follow them (after the first such key, no declared one).
+    Declared,
+}
+
+impl PropertyOrder {
+    /// `"any"` or `"declared"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PropertyOrder::Any => "any",
+            PropertyOrder::Declared => "declared",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<PropertyOrder> {
+        [PropertyOrder::Any, PropertyOrder::Declared].into_iter().find(|o| o.name() == name)
+    }
+}
+
 /// JSON Schema drafts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Draft {
@@ -72,6 +97,11 @@ pub struct CompilerOptions {
     pub default_draft: Draft,
     /// Enforce `format` as an exact language (true) or treat it as an annotation (false).
     pub format_assertion: bool,
+    /// At most this many consecutive insignificant whitespace bytes (outside strings, before
+    /// and after the top-level value included); `None`: unbounded.
+    pub max_json_whitespace: Option<u32>,
+    /// Whether objects must list their declared properties in schema order.
+    pub property_order: PropertyOrder,
 }
 
 impl Default for CompilerOptions {
@@ -84,6 +114,8 @@ impl Default for CompilerOptions {
             limits: SchemaResourceLimits::default(),
             default_draft: Draft::Draft202012,
             format_assertion: true,
+            max_json_whitespace: None,
+            property_order: PropertyOrder::Any,
         }
     }
 }
@@ -118,8 +150,17 @@ impl CompilerOptions {
         self
     }
 
+    pub fn with_max_json_whitespace(mut self, max: Option<u32>) -> Self {
+        self.max_json_whitespace = max;
+        self
+    }
+    pub fn with_property_order(mut self, order: PropertyOrder) -> Self {
+        self.property_order = order;
+        self
+    }
+
     /// The options that change what a schema compiles to (not cache budgets or bind policy).
-    pub(crate) fn compile_identity(&self) -> (SchemaResourceLimits, Draft, bool) {
-        (self.limits, self.default_draft, self.format_assertion)
+    pub(crate) fn compile_identity(&self) -> (SchemaResourceLimits, Draft, bool, Option<u32>, PropertyOrder) {
+        (self.limits, self.default_draft, self.format_assertion, self.max_json_whitespace, self.property_order)
     }
 }

@@ -230,7 +230,8 @@ fn pattern_properties_classify_keys_by_every_matching_pattern() {
 
 #[test]
 fn pattern_properties_never_admit_a_key_that_cannot_be_completed() {
-    let finite = r#"{"type": "object", "patternProperties": {"^(a|b)$": {"type": "integer"}}, "additionalProperties": false}"#;
+    let finite =
+        r#"{"type": "object", "patternProperties": {"^(a|b)$": {"type": "integer"}}, "additionalProperties": false}"#;
     assert!(live(finite, r#"{"a":1,"#));
     assert!(live(finite, r#"{"a":1,""#));
     assert!(!live(finite, r#"{"a":1,"a"#), "a repeated key");
@@ -240,9 +241,12 @@ fn pattern_properties_never_admit_a_key_that_cannot_be_completed() {
     assert!(!live(finite, r#"{"a":1,"b":2,""#));
     assert!(!live(finite, r#"{"c"#));
     // Keys whose schema admits nothing are refused from their first byte that decides it.
-    let unsat = r#"{"patternProperties": {"^n": false, "^no": {"type": "null"}}, "additionalProperties": {"type": "null"}}"#;
+    let unsat =
+        r#"{"patternProperties": {"^n": false, "^no": {"type": "null"}}, "additionalProperties": {"type": "null"}}"#;
     assert!(live(unsat, r#"{"m":null,"o":null}"#));
-    assert!(!live(unsat, r#"{"n"#) && !live(unsat, r#"{"\u006e"#) && live(unsat, r#"{"m"#) && live(unsat, r#"{"\u006"#));
+    assert!(
+        !live(unsat, r#"{"n"#) && !live(unsat, r#"{"\u006e"#) && live(unsat, r#"{"m"#) && live(unsat, r#"{"\u006"#)
+    );
     assert!(!live(unsat, r#"{"no":"#) && !live(unsat, r#"{"n":"#));
     // minProperties counts pattern keys; a finite key set that cannot reach it is unsatisfiable.
     let short = r#"{"type": "object", "patternProperties": {"^[ab]$": true}, "additionalProperties": false, "minProperties": 3}"#;

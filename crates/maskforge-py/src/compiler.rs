@@ -1,6 +1,8 @@
 //! `maskforge.Compiler`, `SchemaProgram` and `BoundSchema`.
 
-use maskforge_core::{BindPolicy, BoundSchema, CacheStats, Compiler, CompilerOptions, Draft, SchemaProgram};
+use maskforge_core::{
+    BindPolicy, BoundSchema, CacheStats, Compiler, CompilerOptions, Draft, PropertyOrder, SchemaProgram,
+};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule, PyString};
@@ -88,6 +90,12 @@ pub(crate) struct PyCompiler {
     inner: Compiler,
 }
 
+impl PyCompiler {
+    pub(crate) fn over_process_cache(&self) -> PyCompiler {
+        PyCompiler { inner: Compiler::with_global_cache(self.inner.options().clone()) }
+    }
+}
+
 #[pymethods]
 impl PyCompiler {
     #[new]
@@ -121,16 +129,18 @@ impl PyCompiler {
     ) -> PyResult<Self> {
         let given = |obj: Option<&Bound<'_, PyAny>>| obj.is_some_and(|o| !o.is_none());
         reject_unsupported(py, "registry", given(registry))?;
-        reject_unsupported(py, "max_json_whitespace", given(max_json_whitespace))?;
-        match args::optional_str(property_order, "property_order")?.as_deref() {
-            None | Some("any") => {}
-            Some("declared") => reject_unsupported(py, "property_order=\"declared\"", true)?,
-            Some(other) => {
-                return Err(value_error(py, format!("property_order must be \"any\" or \"declared\", got {other:?}")))
-            }
-        }
-
         let mut options = CompilerOptions::default();
+        if let Some(name) = args::optional_str(property_order, "property_order")? {
+            let order = PropertyOrder::from_name(&name).ok_or_else(|| {
+                value_error(py, format!("property_order must be \"any\" or \"declared\", got {name:?}"))
+            })?;
+            options = options.with_property_order(order);
+        }
+        if let Some(obj) = max_json_whitespace.filter(|o| !o.is_none()) {
+            let max = args::size(obj, "max_json_whitespace")?;
+            let max = u32::try_from(max).map_err(|_| value_error(py, "max_json_whitespace is too large"))?;
+            options = options.with_max_json_whitespace(Some(max));
+        }
         if let Some(obj) = executable_cache_bytes.filter(|o| !o.is_none()) {
             options = options.with_executable_cache_bytes(args::size(obj, "executable_cache_bytes")?);
         }
@@ -204,15 +214,29 @@ impl PyCompiler {
         self.inner.options().format_assertion
     }
 
+    /// Longest run of insignificant whitespace, or None for any.
+    #[getter]
+    fn max_json_whitespace(&self) -> Option<u32> {
+        self.inner.options().max_json_whitespace
+    }
+
+    /// `"any"` or `"declared"`.
+    #[getter]
+    fn property_order(&self) -> &'static str {
+        self.inner.options().property_order.name()
+    }
+
     fn __repr__(&self) -> String {
         let o = self.inner.options();
         format!(
-            "Compiler(executable_cache_bytes={}, trie_cache_bytes={}, bind_policy='{}', default_draft='{}', format_assertion={})",
+            "Compiler(executable_cache_bytes={}, trie_cache_bytes={}, bind_policy='{}', default_draft='{}', format_assertion={}, max_json_whitespace={}, property_order='{}')",
             o.executable_cache_bytes,
             o.trie_cache_bytes,
             bind_policy_name(o.bind_policy),
             o.default_draft.name(),
-            if o.format_assertion { "True" } else { "False" }
+            if o.format_assertion { "True" } else { "False" },
+            o.max_json_whitespace.map_or("None".to_string(), |n| n.to_string()),
+            o.property_order.name()
         )
     }
 }

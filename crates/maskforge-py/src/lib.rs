@@ -23,6 +23,12 @@ fn clear_executable_cache() {
     maskforge_core::runtime::clear_global_executable_cache();
 }
 
+/// A compiler with the options of `compiler` over the process-wide executable cache.
+#[pyfunction]
+fn process_cache_compiler(compiler: &compiler::PyCompiler) -> compiler::PyCompiler {
+    compiler.over_process_cache()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -33,5 +39,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<session::PySession>()?;
     m.add_function(wrap_pyfunction!(executable_cache_stats, m)?)?;
     m.add_function(wrap_pyfunction!(clear_executable_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(process_cache_compiler, m)?)?;
     Ok(())
 }

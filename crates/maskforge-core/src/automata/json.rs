@@ -13,6 +13,25 @@ pub fn whitespace() -> Re {
     Re::repeat(whitespace_byte(), 0, None)
 }
 
+/// Every text whose runs of whitespace outside strings have at most `max` bytes (strings are
+/// read as whole JSON strings, so whitespace inside them is content).
+pub fn whitespace_runs_at_most(max: u32) -> Re {
+    let mut outside: Vec<(u8, u8)> = Vec::new();
+    let mut lo: u16 = 0;
+    for b in 0..=256u16 {
+        let excluded = b == 256 || matches!(b as u8, b'\t' | b'\n' | b'\r' | b' ' | b'"');
+        if excluded {
+            if lo < b {
+                outside.push((lo as u8, (b - 1) as u8));
+            }
+            lo = b + 1;
+        }
+    }
+    let run = Re::repeat(whitespace_byte(), 0, Some(max));
+    let item = Re::alt(vec![Re::Bytes(outside), string()]);
+    Re::concat(vec![Re::repeat(Re::concat(vec![run.clone(), item]), 0, None), run])
+}
+
 pub fn whitespace_byte() -> Re {
     Re::Bytes(vec![(b'\t', b'\n'), (b'\r', b'\r'), (b' ', b' ')])
 }

@@ -45,6 +45,8 @@ pub struct AnyOrderMembers {
     /// Fewest and most members the sequence may hold.
     pub min_members: u32,
     pub max_members: u32,
+    /// Members only in their list order (each still optional unless required).
+    pub ordered: bool,
 }
 
 impl Re {
@@ -379,7 +381,9 @@ impl Emitter {
             if size >= spec.max_members {
                 continue;
             }
-            for k in 0..n {
+            // In order, only members after the last one emitted may follow.
+            let first = if spec.ordered { 32 - set.leading_zeros() as usize } else { 0 };
+            for k in first..n {
                 if set & (1 << k) != 0 {
                     continue;
                 }
@@ -442,6 +446,7 @@ mod tests {
             separator: Re::literal(b","),
             min_members: 0,
             max_members: 3,
+            ordered: false,
         }));
         let d = dfa(&re);
         for (w, want) in [

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::lang::{self, JsonType, Op, Products, TypeLang, Typed};
 use crate::automata::{json, AnyOrderMembers, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
-use crate::options::{CompilerOptions, Draft};
+use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::read::{self, diag, invalid};
 use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
@@ -338,6 +338,7 @@ impl<'a> Lowering<'a> {
                 separator: Re::concat(vec![json::whitespace(), Re::literal(b","), json::whitespace()]),
                 min_members: min.max(1) as u32,
                 max_members: max_members as u32,
+                ordered: self.options.property_order == PropertyOrder::Declared,
             }));
             if empty_allowed {
                 Re::optional(members)
@@ -644,6 +645,7 @@ fn literal_value(value: &Value) -> Option<Re> {
                     separator: Re::concat(vec![ws(), Re::literal(b","), ws()]),
                     min_members: n,
                     max_members: n,
+                    ordered: false,
                 }))
             };
             Re::concat(vec![Re::literal(b"{"), ws(), body, ws(), Re::literal(b"}")])

@@ -21,7 +21,19 @@ pub fn compile_document(document: &SchemaDocument, options: &CompilerOptions) ->
     let root = lowering.schema(document.root(), "")?;
     let value = lowering.value_language(&root, "")?;
     let whole = Re::concat(vec![json::whitespace(), value, json::whitespace()]);
-    let dfa = lowering.determinise(&whole, "")?;
+    let mut dfa = lowering.determinise(&whole, "")?;
+    if let Some(max) = options.max_json_whitespace {
+        // Whitespace sits in several places of the grammar (`{ ws body ws }` with an empty body
+        // has two adjacent runs): bound the runs on the whole text instead.
+        let runs = lowering.determinise(&json::whitespace_runs_at_most(max), "")?;
+        dfa = dfa.intersect(&runs, options.limits.max_dfa_states).map_err(|e| {
+            Diagnostic::new(
+                DiagnosticCode::ResourceLimit,
+                "",
+                format!("max_json_whitespace makes the schema's automaton exceed {} states", e.limit),
+            )
+        })?;
+    }
     if dfa.is_empty_language() {
         return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
     }

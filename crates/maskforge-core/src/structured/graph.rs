@@ -41,6 +41,8 @@ pub(crate) struct ArrayShape {
 pub(crate) struct ObjectShape {
     /// Schemas of the named properties (their `patternProperties` matches included).
     pub(crate) properties: BTreeMap<String, NodeId>,
+    /// Names declared in `properties`, in schema order (for `property_order = declared`).
+    pub(crate) order: Vec<String>,
     /// Schema of every other key when no pattern applies: the conjunction of `others`
     /// ([`NEVER`]: closed object).
     pub(crate) other: NodeId,
@@ -100,7 +102,22 @@ impl ObjectShape {
         min: u64,
         max: Option<u64>,
     ) -> ObjectShape {
-        ObjectShape { properties, other, others: vec![other], patterns: Vec::new(), keys: None, required, min, max }
+        ObjectShape {
+            properties,
+            order: Vec::new(),
+            other,
+            others: vec![other],
+            patterns: Vec::new(),
+            keys: None,
+            required,
+            min,
+            max,
+        }
+    }
+
+    /// Position of `key` among the declared properties.
+    pub(crate) fn position(&self, key: &str) -> Option<usize> {
+        self.order.iter().position(|k| k == key)
     }
 
     /// The patterns `key` matches, as a bit set.
@@ -184,6 +201,8 @@ pub(crate) struct Graph {
     /// Every key (valid UTF-8), the universe pattern signatures split.
     any_key: Arc<ByteDfa>,
     conjunctions: HashMap<Vec<NodeId>, NodeId>,
+    /// `property_order = declared`: declared properties only in schema order.
+    pub(crate) ordered: bool,
     max_nodes: usize,
     max_dfa_states: usize,
 }
@@ -204,7 +223,7 @@ pub(crate) enum GraphError {
 }
 
 impl Graph {
-    pub(crate) fn new(max_nodes: usize, max_dfa_states: usize) -> Graph {
+    pub(crate) fn new(max_nodes: usize, max_dfa_states: usize, ordered: bool) -> Graph {
         let any_string = Arc::new(json::string().compile(10_000, 100_000).expect("the string language is small"));
         let mut graph = Graph {
             nodes: Vec::new(),
@@ -216,6 +235,7 @@ impl Graph {
             literal_false: literal(b"false"),
             any_key: Arc::new(ecma::pattern_language("", 10_000).expect("the universe is small")),
             conjunctions: HashMap::new(),
+            ordered,
             max_nodes,
             max_dfa_states,
         };
@@ -410,12 +430,8 @@ impl Graph {
                         open = false;
                     }
                 }
-                let named: Vec<Re> = shape
-                    .properties
-                    .keys()
-                    .chain(&shape.required)
-                    .map(|k| Re::literal(k.as_bytes()))
-                    .collect();
+                let named: Vec<Re> =
+                    shape.properties.keys().chain(&shape.required).map(|k| Re::literal(k.as_bytes())).collect();
                 if !named.is_empty() {
                     let named = Re::alt(named)
                         .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
@@ -533,8 +549,11 @@ impl Graph {
                 if patterns.len() > MAX_PATTERNS_PER_OBJECT {
                     return Err(GraphError::TooManyPatterns);
                 }
+                let mut order = p.order.clone();
+                order.extend(q.order.iter().filter(|k| !p.order.contains(k)).cloned());
                 node.objects.push(ObjectShape {
                     properties,
+                    order,
                     other: self.all(vec![p.other, q.other]),
                     others: p.others.iter().chain(&q.others).copied().collect(),
                     patterns,
@@ -605,16 +624,20 @@ fn array_has_witness(shape: &ArrayShape, sat: &[bool]) -> bool {
 }
 
 /// Keys that can still be added to an object with keys `seen`, beyond the required ones
-/// (`u64::MAX`: unboundedly many).
-pub(crate) fn addable_optional_keys(shape: &ObjectShape, sat: &[bool], seen: &[String]) -> u64 {
-    let is_seen = |k: &str| seen.iter().any(|s| s == k);
+/// (`u64::MAX`: unboundedly many); `named_open` says which named properties may still come.
+pub(crate) fn addable_optional_keys(
+    shape: &ObjectShape,
+    sat: &[bool],
+    seen: &[String],
+    named_open: &dyn Fn(&str) -> bool,
+) -> u64 {
+    let is_seen = |k: &str| seen.iter().any(|s| s == k) || !named_open(k);
     let unnamed = match &shape.keys {
         None if sat[shape.other as usize] => return u64::MAX,
         None => 0,
         Some(keys) => {
             let named = |k: &str| shape.properties.contains_key(k) || shape.required.contains(k);
-            let seen_allowed =
-                seen.iter().filter(|k| !named(k) && sat[shape.value_schema(k) as usize]).count() as u64;
+            let seen_allowed = seen.iter().filter(|k| !named(k) && sat[shape.value_schema(k) as usize]).count() as u64;
             keys.addable(sat, seen_allowed)
         }
     };
@@ -631,5 +654,8 @@ fn object_has_witness(shape: &ObjectShape, sat: &[bool]) -> bool {
     let needed = shape.required.len() as u64;
     let max = shape.max.unwrap_or(u64::MAX);
     let extra_needed = shape.min.saturating_sub(needed);
-    required_ok && needed <= max && shape.min <= max && addable_optional_keys(shape, sat, &[]) >= extra_needed
+    required_ok
+        && needed <= max
+        && shape.min <= max
+        && addable_optional_keys(shape, sat, &[], &|_| true) >= extra_needed
 }

@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::graph::{ArrayShape, Graph, Node, NodeId, ObjectShape, PatternProperty, ANY, MAX_PATTERNS_PER_OBJECT, NEVER};
+use super::graph::{
+    ArrayShape, Graph, Node, NodeId, ObjectShape, PatternProperty, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
+};
 use crate::automata::{ecma, json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
-use crate::options::{CompilerOptions, Draft};
+use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::read::{self, invalid, unsupported};
 use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
@@ -53,7 +55,11 @@ impl<'a> Lowering<'a> {
             root: document.root(),
             draft: document.draft(),
             options,
-            graph: Graph::new(limits.max_dfa_states.max(100_000), limits.max_dfa_states),
+            graph: Graph::new(
+                limits.max_dfa_states.max(100_000),
+                limits.max_dfa_states,
+                options.property_order == PropertyOrder::Declared,
+            ),
             nodes: HashMap::new(),
             one_of_checks: Vec::new(),
         }
@@ -291,12 +297,14 @@ impl<'a> Lowering<'a> {
         let max = read::count(map, pointer, "maxProperties", self.draft)?;
         let required: BTreeSet<String> = read::required_names(map, pointer)?.into_iter().collect();
         let mut properties = BTreeMap::new();
+        let mut order = Vec::new();
         match map.get("properties") {
             None => {}
             Some(Value::Object(p)) => {
                 let base = pointer_push(pointer, "properties");
                 for (name, schema) in p {
                     properties.insert(name.clone(), self.schema(schema, &pointer_push(&base, name))?);
+                    order.push(name.clone());
                 }
             }
             Some(_) => return Err(invalid(pointer, "properties", "properties must be an object")),
@@ -338,6 +346,7 @@ impl<'a> Lowering<'a> {
         }
         let mut shape = ObjectShape::plain(properties, other, required, min, max);
         shape.patterns = patterns;
+        shape.order = order;
         Ok(Some(shape))
     }
 

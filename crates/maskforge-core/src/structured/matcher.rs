@@ -61,6 +61,24 @@ impl Value {
         }
     }
 
+    /// Whether the innermost open value is a string (or key) still open: whitespace there is
+    /// content, not insignificant.
+    fn in_string(&self) -> bool {
+        match self {
+            Value::Leaf { dfa, state } => !dfa.is_accepting(*state),
+            Value::Object(o) => match o.phase {
+                ObjectPhase::InKey => true,
+                ObjectPhase::InValue => o.tracks.first().and_then(|t| t.child.as_ref()).is_some_and(Value::in_string),
+                _ => false,
+            },
+            Value::Array(a) => {
+                a.phase == ArrayPhase::InItem
+                    && a.tracks.first().and_then(|t| t.child.as_ref()).is_some_and(Value::in_string)
+            }
+            Value::Start(_) | Value::Number(_) => false,
+        }
+    }
+
     fn is_complete(&self) -> bool {
         match self {
             Value::Start(_) => false,
@@ -228,23 +246,59 @@ fn missing_required<'a>(shape: &'a ObjectShape, seen: &'a [String]) -> impl Iter
     shape.required.iter().filter(move |k| !seen.contains(k))
 }
 
+/// Under `property_order = declared`, which declared keys may still come after `seen` (and,
+/// when `undeclared`, a key that is not declared).
+struct OrderGate {
+    last: Option<usize>,
+    undeclared: bool,
+}
+
+impl OrderGate {
+    fn new(graph: &Graph, shape: &ObjectShape, seen: &[String], undeclared: bool) -> OrderGate {
+        if !graph.ordered {
+            return OrderGate { last: None, undeclared: false };
+        }
+        let positions: Vec<Option<usize>> = seen.iter().map(|k| shape.position(k)).collect();
+        OrderGate {
+            last: positions.iter().flatten().copied().max(),
+            undeclared: undeclared || positions.iter().any(Option::is_none),
+        }
+    }
+
+    fn admits(&self, shape: &ObjectShape, key: &str) -> bool {
+        match shape.position(key) {
+            None => true,
+            Some(i) => !self.undeclared && self.last.is_none_or(|last| i > last),
+        }
+    }
+}
+
 /// Whether an object with keys `seen`, plus `unnamed` further keys not named by the shape whose
 /// schemas are satisfiable, can still be completed.
 fn object_live(graph: &Graph, shape: &ObjectShape, seen: &[String], unnamed: u64) -> bool {
     let count = seen.len() as u64 + unnamed;
     let max = shape.max.unwrap_or(u64::MAX);
+    let gate = OrderGate::new(graph, shape, seen, unnamed > 0);
+    let mut missing_keys = missing_required(shape, seen);
+    if graph.ordered && missing_keys.any(|k| !gate.admits(shape, k)) {
+        return false;
+    }
     let missing = missing_required(shape, seen).count() as u64;
     if missing.saturating_add(count) > max {
         return false;
     }
     let needed = shape.min.saturating_sub(count).max(missing);
     let extra = needed - missing;
-    extra == 0 || addable_optional_keys(shape, &graph.satisfiable, seen).saturating_sub(unnamed) >= extra
+    let addable = addable_optional_keys(shape, &graph.satisfiable, seen, &|k| gate.admits(shape, k));
+    extra == 0 || addable.saturating_sub(unnamed) >= extra
 }
 
 /// Whether `key` (complete) may be added to an object with keys `seen`.
 fn key_allowed(graph: &Graph, shape: &ObjectShape, seen: &[String], key: &str) -> bool {
     if seen.iter().any(|s| s == key) || !graph.is_satisfiable(shape.value_schema(key)) {
+        return false;
+    }
+    if graph.ordered && !OrderGate::new(graph, shape, seen, false).admits(shape, key) {
         return false;
     }
     let mut with_key = seen.to_vec();
@@ -262,7 +316,8 @@ fn key_open(graph: &Graph, shape: &ObjectShape, seen: &[String]) -> bool {
         None => graph.is_satisfiable(shape.other),
         Some(keys) => keys.open,
     };
-    !only_required && open
+    // In declared order an undeclared key closes the declared ones: not while one is required.
+    !only_required && open && (!graph.ordered || object_live(graph, shape, seen, 1))
 }
 
 /// Whether a key whose text so far is `decoder` (and `allowed` on the shape's automaton of
@@ -560,16 +615,36 @@ pub(crate) struct DocumentMatcher {
     value: Value,
     trailing: bool,
     started: bool,
+    /// Insignificant whitespace bytes just read, and the most allowed in a row.
+    whitespace_run: u32,
+    max_whitespace: Option<u32>,
 }
 
 impl DocumentMatcher {
-    pub(crate) fn new(root: NodeId) -> Self {
-        DocumentMatcher { value: Value::Start(root), trailing: false, started: false }
+    pub(crate) fn new(root: NodeId, max_whitespace: Option<u32>) -> Self {
+        DocumentMatcher {
+            value: Value::Start(root),
+            trailing: false,
+            started: false,
+            whitespace_run: 0,
+            max_whitespace,
+        }
     }
 
     /// Feeds one byte; false when no accepted text continues this way (the matcher is then
     /// unspecified and must be discarded).
     pub(crate) fn feed(&mut self, graph: &Graph, b: u8) -> bool {
+        if let Some(max) = self.max_whitespace {
+            let insignificant = is_ws(b) && (self.trailing || !self.started || !self.value.in_string());
+            if insignificant {
+                if self.whitespace_run >= max {
+                    return false;
+                }
+                self.whitespace_run += 1;
+            } else {
+                self.whitespace_run = 0;
+            }
+        }
         if self.trailing {
             return is_ws(b);
         }

@@ -23,11 +23,13 @@ pub(crate) use matcher::DocumentMatcher;
 pub(crate) struct StructuredProgram {
     pub(crate) graph: Graph,
     pub(crate) root: NodeId,
+    /// `max_json_whitespace`: longest run of insignificant whitespace.
+    pub(crate) max_whitespace: Option<u32>,
 }
 
 impl StructuredProgram {
     pub(crate) fn start(&self) -> DocumentMatcher {
-        DocumentMatcher::new(self.root)
+        DocumentMatcher::new(self.root, self.max_whitespace)
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
@@ -73,5 +75,5 @@ pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOpti
     if !graph.is_satisfiable(root) {
         return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
     }
-    Ok(StructuredProgram { graph, root })
+    Ok(StructuredProgram { graph, root, max_whitespace: options.max_json_whitespace })
 }
