@@ -98,6 +98,26 @@ fn fast_masks_equal_reference_masks_on_a_small_vocabulary() {
 }
 
 #[test]
+fn fast_masks_equal_reference_masks_under_the_generation_policies() {
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(small_vocabulary())).unwrap();
+    let open = r#"{"type": "object", "properties": {"ok": {"type": "boolean"}, "name": {"type": "string"}},
+        "required": ["name"], "patternProperties": {"^t": {"type": "array"}}}"#;
+    let cases = [
+        (SCHEMAS[0], "{\"name\": \"a  b\", \"ok\": true}"),
+        (open, "{\"ok\": true, \"name\": \" \", \"tags\": [1, \"x\"]}"),
+    ];
+    for options in [
+        CompilerOptions::default().with_max_json_whitespace(Some(1)),
+        CompilerOptions::default().with_property_order(maskforge_core::PropertyOrder::Declared),
+    ] {
+        for (schema, text) in cases {
+            let bound = Compiler::new(options.clone()).compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();
+            walk_and_compare(&bound, text.as_bytes());
+        }
+    }
+}
+
+#[test]
 fn padded_ids_and_special_tokens_are_never_allowed() {
     let vocabulary = CompiledVocabulary::try_from(Arc::new(small_vocabulary())).unwrap();
     let bound = bind(SCHEMAS[1], &vocabulary, BindPolicy::Eager);
