@@ -120,7 +120,7 @@ impl Matcher<'_> {
     pub fn is_accepting(&self) -> bool {
         match &self.inner {
             MatcherInner::Regular { dfa, state } => *state != DEAD && dfa.is_accepting(*state),
-            MatcherInner::Structured { matcher, dead, .. } => !*dead && matcher.is_accepting(),
+            MatcherInner::Structured { program, matcher, dead } => !*dead && matcher.is_accepting(&program.graph),
         }
     }
 

@@ -123,7 +123,9 @@ impl Session {
         self.finished
             || match (&self.position, &self.bound.kind) {
                 (Position::Regular(state), BoundKind::Regular { dfa, .. }) => dfa.is_accepting(*state),
-                (Position::Structured(matcher), _) => matcher.is_accepting(),
+                (Position::Structured(matcher), BoundKind::Structured { program, .. }) => {
+                    matcher.is_accepting(&program.graph)
+                }
                 _ => false,
             }
     }

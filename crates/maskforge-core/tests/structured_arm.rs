@@ -148,6 +148,10 @@ fn structured_masks_equal_reference_masks() {
             r#"{"value": 1, "children": [{"value": 12}, {"children": [], "value": 100}]}"#,
         ),
         (
+            r#"{"type": "object", "properties": {"ok": {"type": "string", "maxLength": 260}}}"#,
+            &*Box::leak(format!(r#"{{"ok": "{}\u00e9{}"}}"#, "ab".repeat(120), "\\n".repeat(19)).into_boxed_str()),
+        ),
+        (
             r#"{"type": "object", "patternProperties": {"^(ok|value)$": {"type": "integer"}, "^x": {"type": "null"}}, "additionalProperties": false}"#,
             r#"{"value": 12, "xok": null, "ok": 1}"#,
         ),
@@ -257,4 +261,52 @@ fn pattern_properties_never_admit_a_key_that_cannot_be_completed() {
     let enough = r#"{"type": "object", "patternProperties": {"^[abc]$": true}, "additionalProperties": false, "minProperties": 3}"#;
     check(enough, &[r#"{"a":1,"c":2,"b":3}"#], &[r#"{"a":1,"b":2}"#]);
     assert!(!live(enough, r#"{"a":1,"b":2}"#) && live(enough, r#"{"a":1,"b":2,"#));
+}
+
+#[test]
+fn long_length_bounds_are_counted_in_code_points() {
+    let text = |body: &str, n: usize| format!("\"{}\"", body.repeat(n));
+    let max = r#"{"type": "string", "maxLength": 300}"#;
+    for unit in ["a", "é", "😀", "\\u00e9", "\\ud83d\\ude00", "\\n"] {
+        assert!(Compiler::without_cache()
+            .compile_json_schema(max)
+            .unwrap()
+            .executable()
+            .accepts(text(unit, 300).as_bytes()));
+        assert!(
+            !Compiler::without_cache()
+                .compile_json_schema(max)
+                .unwrap()
+                .executable()
+                .accepts(text(unit, 301).as_bytes()),
+            "{unit}"
+        );
+    }
+    assert!(live(max, &format!("\"{}", "a".repeat(300))));
+    assert!(!live(max, &format!("\"{}", "a".repeat(301))));
+    assert!(live(max, &format!("\"{}\\u00", "a".repeat(299))), "an escape in progress already counts");
+    assert!(!live(max, &format!("\"{}\\u00", "a".repeat(300))));
+    let min = r#"{"type": "string", "minLength": 300}"#;
+    check(min, &[&text("x", 300), &text("😀", 1000)], &[&text("x", 299), "1"]);
+    // Length alone next to an automaton of other strings, and inside other structure.
+    check(
+        r#"{"anyOf": [{"type": "string", "maxLength": 300}, {"type": "string", "pattern": "^x"}, {"type": "null"}]}"#,
+        &[&text("a", 300), &format!("\"x{}\"", "a".repeat(400)), "null"],
+        &[&text("a", 301)],
+    );
+    check(
+        r#"{"type": "object", "properties": {"s": {"enum": ["a", "bb", 1], "maxLength": 1000}}}"#,
+        &[r#"{"s":"a"}"#, r#"{"s":"bb"}"#, r#"{"s":1}"#],
+        &[r#"{"s":"c"}"#],
+    );
+    for schema in [
+        r#"{"type": "string", "maxLength": 1000, "pattern": "^a"}"#,
+        r#"{"anyOf": [{"type": "string", "maxLength": 300}, {"type": "string", "minLength": 500}]}"#,
+        r#"{"allOf": [{"type": "string", "maxLength": 300}, {"type": "string", "pattern": "^a"}]}"#,
+    ] {
+        match Compiler::without_cache().compile_json_schema(schema) {
+            Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::ResourceLimit, "{schema}"),
+            other => panic!("{schema}: {other:?}"),
+        }
+    }
 }

@@ -214,6 +214,33 @@ impl ByteDfa {
         unbounded
     }
 
+    /// Length in bytes of the longest accepted string (`None`: unbounded; the empty language
+    /// gives `Some(0)`).
+    pub fn longest_match(&self) -> Option<u64> {
+        if self.is_empty_language() {
+            return Some(0);
+        }
+        if self.unbounded_from()[self.start as usize] {
+            return None;
+        }
+        let mut longest: Vec<Option<u64>> = vec![None; self.state_count()];
+        let mut stack: Vec<(StateId, bool)> = vec![(self.start, false)];
+        while let Some((s, expanded)) = stack.pop() {
+            if longest[s as usize].is_some() {
+                continue;
+            }
+            let successors = self.successors(s);
+            if expanded {
+                let below = successors.iter().map(|&(to, _)| longest[to as usize].expect("done first") + 1).max();
+                longest[s as usize] = Some(below.unwrap_or(0));
+            } else {
+                stack.push((s, true));
+                stack.extend(successors.into_iter().map(|(to, _)| (to, false)));
+            }
+        }
+        longest[self.start as usize]
+    }
+
     /// How many strings the automaton accepts (`None`: infinitely many; saturating).
     pub fn language_size(&self) -> Option<u64> {
         if self.is_empty_language() {

@@ -53,6 +53,8 @@ pub(crate) enum BoundKind {
 #[derive(Debug)]
 pub(crate) struct StringRows {
     vocabulary_uid: u64,
+    /// Bytes of the vocabulary's longest token: a bound on the code points one token adds.
+    longest_token: u64,
     tries: Arc<TrieCache>,
     splits: Mutex<HashMap<(usize, StateId), Arc<StringSplit>>>,
 }
@@ -96,7 +98,17 @@ impl BoundSchema {
                 BoundKind::Structured {
                     program: Arc::clone(program),
                     trie: Arc::clone(vocabulary.byte_trie()),
-                    strings: StringRows { vocabulary_uid: vocabulary.uid(), tries, splits: Mutex::new(HashMap::new()) },
+                    strings: StringRows {
+                        vocabulary_uid: vocabulary.uid(),
+                        longest_token: vocabulary
+                            .vocabulary()
+                            .tokens_with_bytes()
+                            .map(|(_, bytes)| bytes.len() as u64)
+                            .max()
+                            .unwrap_or(0),
+                        tries,
+                        splits: Mutex::new(HashMap::new()),
+                    },
                 },
                 BindPolicy::Lazy,
             ),
@@ -202,7 +214,7 @@ impl BoundInner {
             unreachable!("structured masks exist for structured schemas only")
         };
         let graph = &program.graph;
-        match matcher.string_context(graph) {
+        match matcher.string_context(graph, strings.longest_token) {
             Some((string, state)) => {
                 let split = self.string_split(strings, string, state);
                 out.copy_from_slice(&split.inside);
@@ -231,7 +243,7 @@ impl BoundInner {
                 );
             }
         }
-        if matcher.is_accepting() {
+        if matcher.is_accepting(graph) {
             self.set_eos(out);
         }
     }

@@ -11,7 +11,7 @@ use crate::error::{Diagnostic, DiagnosticCode};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::read::{self, diag, invalid};
-use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
+use crate::schema::strings::{check_string_keywords, string_language, StringLanguage, MAX_LENGTH_BOUND};
 use crate::schema::{pointer_push, SchemaDocument};
 
 /// Closed objects track the set of members seen, `2^members` states: above this count the
@@ -202,6 +202,11 @@ impl<'a> Lowering<'a> {
             Ok(StringLanguage::Any) => TypeLang::Any,
             Ok(StringLanguage::Texts(dfa)) if dfa.is_empty_language() => TypeLang::Excluded,
             Ok(StringLanguage::Texts(dfa)) => TypeLang::Lang(Re::Dfa(dfa)),
+            Ok(StringLanguage::Counted(_)) => TypeLang::Unsupported(structured(
+                pointer,
+                "maxLength",
+                format!("string length bounds above {MAX_LENGTH_BOUND} are counted by the structured backend"),
+            )),
             Err(d) if d.code == DiagnosticCode::InvalidKeywordValue => return Err(d),
             // Only an error if strings survive into the final language.
             Err(d) => TypeLang::Unsupported(d),

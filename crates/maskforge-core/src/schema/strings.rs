@@ -26,6 +26,38 @@ pub(crate) enum StringLanguage {
     Any,
     /// The JSON texts (quotes included, every spelling) of the admitted strings.
     Texts(Arc<ByteDfa>),
+    /// Every string whose length is in the range, when a bound is too large to unroll into an
+    /// automaton: the structured arm counts code points instead.
+    Counted(LengthRange),
+}
+
+/// String lengths in code points of the decoded value, `min..=max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct LengthRange {
+    pub(crate) min: u64,
+    pub(crate) max: Option<u64>,
+}
+
+impl LengthRange {
+    pub(crate) fn intersect(&self, other: &LengthRange) -> Option<LengthRange> {
+        let min = self.min.max(other.min);
+        let max = match (self.max, other.max) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        max.is_none_or(|max| min <= max).then_some(LengthRange { min, max })
+    }
+
+    /// The union, when it is one range (the two overlap or touch).
+    pub(crate) fn union(&self, other: &LengthRange) -> Option<LengthRange> {
+        let (low, high) = if self.min <= other.min { (self, other) } else { (other, self) };
+        let touches = low.max.is_none_or(|max| max.saturating_add(1) >= high.min);
+        let max = match (low.max, high.max) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            _ => None,
+        };
+        touches.then_some(LengthRange { min: low.min, max })
+    }
 }
 
 fn keyword_diag(code: DiagnosticCode, pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
@@ -71,30 +103,31 @@ pub(crate) fn string_language(
     let mut parts: Vec<ByteDfa> = Vec::new();
     let min = count(map, pointer, "minLength", draft)?;
     let max = count(map, pointer, "maxLength", draft)?;
+    // Bounds too large to unroll are counted, which is exact only on its own (no other string
+    // keyword narrowing the language); the check comes after the pattern and format parts.
+    let mut counted = None;
     if min.is_some() || max.is_some() {
         let min = min.unwrap_or(0);
         if max.is_some_and(|m| m < min) {
             return Ok(StringLanguage::Texts(Arc::new(ByteDfa::empty())));
         }
-        for (keyword, bound) in [("minLength", Some(min)), ("maxLength", max)] {
-            if bound.is_some_and(|b| b > MAX_LENGTH_BOUND) {
-                return Err(keyword_diag(
-                    DiagnosticCode::ResourceLimit,
-                    pointer,
-                    keyword,
-                    format!("string length bounds above {MAX_LENGTH_BOUND} are not supported yet"),
-                ));
+        let large = [("minLength", Some(min)), ("maxLength", max)]
+            .into_iter()
+            .find(|(_, bound)| bound.is_some_and(|b| b > MAX_LENGTH_BOUND));
+        match large {
+            Some((keyword, _)) => counted = Some((keyword, LengthRange { min, max })),
+            None => {
+                let re = json::string_with_length(min as u32, max.map(|m| m as u32));
+                parts.push(re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
+                    keyword_diag(
+                        DiagnosticCode::ResourceLimit,
+                        pointer,
+                        "maxLength",
+                        format!("the length automaton exceeds {max_states} states"),
+                    )
+                })?);
             }
         }
-        let re = json::string_with_length(min as u32, max.map(|m| m as u32));
-        parts.push(re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
-            keyword_diag(
-                DiagnosticCode::ResourceLimit,
-                pointer,
-                "maxLength",
-                format!("the length automaton exceeds {max_states} states"),
-            )
-        })?);
     }
     if let Some(Value::String(pattern)) = map.get("pattern") {
         let decoded = ecma::pattern_language(pattern, max_states)
@@ -124,6 +157,19 @@ pub(crate) fn string_language(
                 parts.push(json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(limit("format"))?);
             }
         }
+    }
+    if let Some((keyword, range)) = counted {
+        if !parts.is_empty() {
+            return Err(keyword_diag(
+                DiagnosticCode::ResourceLimit,
+                pointer,
+                keyword,
+                format!(
+                    "string length bounds above {MAX_LENGTH_BOUND} together with pattern or format are not supported yet"
+                ),
+            ));
+        }
+        return Ok(StringLanguage::Counted(range));
     }
     let mut parts = parts.into_iter();
     let Some(mut language) = parts.next() else { return Ok(StringLanguage::Any) };

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::automata::json_escapes::json_strings_decoding_to;
 use crate::automata::{ecma, json, ByteDfa, Re};
 use crate::numbers::NumberConstraints;
+use crate::schema::strings::{LengthRange, MAX_LENGTH_BOUND};
 
 pub(crate) type NodeId = u32;
 
@@ -24,6 +25,8 @@ pub(crate) struct Node {
     pub(crate) numbers: Vec<Arc<NumberConstraints>>,
     /// JSON string texts (quotes included) in every spelling.
     pub(crate) strings: Option<Arc<ByteDfa>>,
+    /// Further strings admitted by length alone (bounds too large for an automaton).
+    pub(crate) counted_strings: Option<LengthRange>,
     pub(crate) arrays: Vec<ArrayShape>,
     pub(crate) objects: Vec<ObjectShape>,
 }
@@ -220,6 +223,9 @@ pub(crate) enum GraphError {
     TooManyStates(usize),
     /// More than [`MAX_PATTERNS_PER_OBJECT`] patterns apply to one object.
     TooManyPatterns,
+    /// Strings with a length bound above [`MAX_LENGTH_BOUND`] combined with a language that is
+    /// not a finite set of short strings, or disjoint ranges of such lengths.
+    CountedStrings,
 }
 
 impl Graph {
@@ -246,6 +252,7 @@ impl Graph {
             false_: true,
             numbers: vec![Arc::new(NumberConstraints::default())],
             strings: Some(any_string),
+            counted_strings: None,
             arrays: vec![ArrayShape { prefix: Vec::new(), rest: ANY, min: 0, max: None }],
             objects: vec![ObjectShape::plain(BTreeMap::new(), ANY, BTreeSet::new(), 0, None)],
         });
@@ -491,15 +498,40 @@ impl Graph {
             }
             (p, q) => p.clone().or_else(|| q.clone()),
         };
+        let counted_strings = match (&x.counted_strings, &y.counted_strings) {
+            (Some(p), Some(q)) => Some(p.union(q).ok_or(GraphError::CountedStrings)?),
+            (p, q) => p.or(*q),
+        };
         Ok(Node {
             null: x.null || y.null,
             true_: x.true_ || y.true_,
             false_: x.false_ || y.false_,
             numbers: x.numbers.iter().chain(&y.numbers).cloned().collect(),
             strings,
+            counted_strings,
             arrays: x.arrays.iter().chain(&y.arrays).cloned().collect(),
             objects: x.objects.iter().chain(&y.objects).cloned().collect(),
         })
+    }
+
+    /// The strings of `dfa` whose length is in `range`, when `dfa` is finite with strings of at
+    /// most [`MAX_LENGTH_BOUND`] code points (then an automaton says it exactly); otherwise the
+    /// combination is not supported.
+    fn strings_within(&self, dfa: &ByteDfa, range: &LengthRange) -> Result<Option<ByteDfa>, GraphError> {
+        // A text of n bytes holds at most n - 2 code points (the quotes).
+        let longest = dfa.longest_match().ok_or(GraphError::CountedStrings)?;
+        if longest.saturating_sub(2) > MAX_LENGTH_BOUND {
+            return Err(GraphError::CountedStrings);
+        }
+        if range.min > MAX_LENGTH_BOUND {
+            return Ok(None);
+        }
+        let max = range.max.map(|m| m.min(MAX_LENGTH_BOUND) as u32);
+        let lengths = json::string_with_length(range.min as u32, max)
+            .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
+            .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?;
+        let within = dfa.intersect(&lengths, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?;
+        Ok((!within.is_empty_language()).then_some(within))
     }
 
     /// Top-level intersection; children become (pending) conjunction nodes.
@@ -514,13 +546,38 @@ impl Graph {
                 }
             }
         }
-        node.strings = match (&x.strings, &y.strings) {
-            (Some(p), Some(q)) => {
-                let both = p.intersect(q, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?;
-                (!both.is_empty_language()).then(|| Arc::new(both))
+        // (Dx | Rx) & (Dy | Ry) = Dx&Dy | Dx&Ry | Rx&Dy | Rx&Ry, automata D and length ranges R.
+        let mut automata: Vec<ByteDfa> = Vec::new();
+        let mut ranges: Vec<LengthRange> = Vec::new();
+        if let (Some(p), Some(q)) = (&x.strings, &y.strings) {
+            automata.push(p.intersect(q, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?);
+        }
+        for (dfa, range) in [(&x.strings, &y.counted_strings), (&y.strings, &x.counted_strings)] {
+            if let (Some(dfa), Some(range)) = (dfa, range) {
+                if Arc::ptr_eq(dfa, &self.any_string) {
+                    ranges.push(*range);
+                } else if let Some(within) = self.strings_within(dfa, range)? {
+                    automata.push(within);
+                }
             }
-            _ => None,
-        };
+        }
+        if let (Some(p), Some(q)) = (&x.counted_strings, &y.counted_strings) {
+            ranges.extend(p.intersect(q));
+        }
+        let mut strings: Option<ByteDfa> = None;
+        for dfa in automata.into_iter().filter(|d| !d.is_empty_language()) {
+            strings = Some(match strings {
+                None => dfa,
+                Some(s) => s.union(&dfa, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?,
+            });
+        }
+        node.strings = strings.map(Arc::new);
+        for range in ranges {
+            node.counted_strings = Some(match node.counted_strings {
+                None => range,
+                Some(r) => r.union(&range).ok_or(GraphError::CountedStrings)?,
+            });
+        }
         for p in &x.arrays {
             for q in &y.arrays {
                 let len = p.prefix.len().max(q.prefix.len());
@@ -601,6 +658,7 @@ fn node_has_witness(node: &Node, sat: &[bool]) -> bool {
         || node.false_
         || !node.numbers.is_empty()
         || node.strings.is_some()
+        || node.counted_strings.is_some()
         || node.arrays.iter().any(|a| array_has_witness(a, sat))
         || node.objects.iter().any(|o| object_has_witness(o, sat))
 }

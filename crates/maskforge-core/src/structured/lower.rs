@@ -14,7 +14,7 @@ use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::read::{self, invalid, unsupported};
-use crate::schema::strings::{check_string_keywords, string_language, StringLanguage};
+use crate::schema::strings::{check_string_keywords, string_language, LengthRange, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
 
 type Lowered<T> = Result<T, Diagnostic>;
@@ -133,7 +133,7 @@ impl<'a> Lowering<'a> {
         } else {
             self.numbers(map, pointer, types)?;
         }
-        node.strings = self.strings(map, pointer, types.string)?;
+        (node.strings, node.counted_strings) = self.strings(map, pointer, types.string)?;
         if let Some(shape) = self.array(map, pointer, types.array)? {
             node.arrays.push(shape);
         }
@@ -257,15 +257,22 @@ impl<'a> Lowering<'a> {
         Ok(c.is_satisfiable().then_some(c))
     }
 
-    fn strings(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<Arc<ByteDfa>>> {
+    /// The strings a schema object admits: as an automaton, or by length alone.
+    fn strings(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &str,
+        admitted: bool,
+    ) -> Lowered<(Option<Arc<ByteDfa>>, Option<LengthRange>)> {
         check_string_keywords(map, pointer, self.draft)?;
         if !admitted {
-            return Ok(None);
+            return Ok((None, None));
         }
         Ok(match string_language(map, pointer, self.draft, self.options)? {
-            StringLanguage::Any => Some(Arc::clone(&self.graph.any_string)),
-            StringLanguage::Texts(dfa) if dfa.is_empty_language() => None,
-            StringLanguage::Texts(dfa) => Some(dfa),
+            StringLanguage::Any => (Some(Arc::clone(&self.graph.any_string)), None),
+            StringLanguage::Texts(dfa) if dfa.is_empty_language() => (None, None),
+            StringLanguage::Texts(dfa) => (Some(dfa), None),
+            StringLanguage::Counted(range) => (None, Some(range)),
         })
     }
 

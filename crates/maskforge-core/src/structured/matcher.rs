@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use super::graph::{addable_optional_keys, reachable_items, ArrayShape, Graph, NodeId, ObjectShape};
-use super::strings::{DecodeStep, StringDecoder};
+use super::strings::{CodePointCounter, DecodeStep, StringDecoder};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
+use crate::schema::strings::LengthRange;
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
@@ -32,6 +33,8 @@ enum Value {
         dfa: Arc<ByteDfa>,
         state: StateId,
     },
+    /// Strings admitted by length alone, with the node's other strings alongside.
+    Counted(Box<CountedString>),
     /// One matcher per constraint set still alive (a disjunction).
     Number(Vec<NumberMatcher>),
     Object(Box<ObjectValue>),
@@ -40,21 +43,23 @@ enum Value {
 
 impl Value {
     /// The open string (or literal) this value is inside, when the enclosing structure does not
-    /// constrain its content: its automaton and state.
-    fn string_context<'a>(&'a self, graph: &'a Graph) -> Option<(&'a Arc<ByteDfa>, StateId)> {
+    /// constrain its content: its automaton and state. Every token of at most `slack` bytes that
+    /// stays inside the string on that automaton must be admitted here.
+    fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
         match self {
             Value::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
+            Value::Counted(c) => c.string_context(graph, slack),
             Value::Object(o) => match o.phase {
                 ObjectPhase::InKey => o
                     .tracks
                     .iter()
                     .all(|t| key_open(graph, t.shape(graph), &t.seen))
                     .then_some((&graph.any_string, o.key_text)),
-                ObjectPhase::InValue => common_context(graph, o.tracks.iter().map(|t| t.child.as_ref())),
+                ObjectPhase::InValue => common_context(graph, slack, o.tracks.iter().map(|t| t.child.as_ref())),
                 _ => None,
             },
             Value::Array(a) => match a.phase {
-                ArrayPhase::InItem => common_context(graph, a.tracks.iter().map(|t| t.child.as_ref())),
+                ArrayPhase::InItem => common_context(graph, slack, a.tracks.iter().map(|t| t.child.as_ref())),
                 _ => None,
             },
             Value::Start(_) | Value::Number(_) => None,
@@ -63,26 +68,28 @@ impl Value {
 
     /// Whether the innermost open value is a string (or key) still open: whitespace there is
     /// content, not insignificant.
-    fn in_string(&self) -> bool {
+    fn in_string(&self, graph: &Graph) -> bool {
+        let child_in_string = |child: Option<&Value>| child.is_some_and(|c| c.in_string(graph));
         match self {
             Value::Leaf { dfa, state } => !dfa.is_accepting(*state),
+            Value::Counted(c) => !c.is_complete(graph),
             Value::Object(o) => match o.phase {
                 ObjectPhase::InKey => true,
-                ObjectPhase::InValue => o.tracks.first().and_then(|t| t.child.as_ref()).is_some_and(Value::in_string),
+                ObjectPhase::InValue => child_in_string(o.tracks.first().and_then(|t| t.child.as_ref())),
                 _ => false,
             },
             Value::Array(a) => {
-                a.phase == ArrayPhase::InItem
-                    && a.tracks.first().and_then(|t| t.child.as_ref()).is_some_and(Value::in_string)
+                a.phase == ArrayPhase::InItem && child_in_string(a.tracks.first().and_then(|t| t.child.as_ref()))
             }
             Value::Start(_) | Value::Number(_) => false,
         }
     }
 
-    fn is_complete(&self) -> bool {
+    fn is_complete(&self, graph: &Graph) -> bool {
         match self {
             Value::Start(_) => false,
             Value::Leaf { dfa, state } => dfa.is_accepting(*state),
+            Value::Counted(c) => c.is_complete(graph),
             Value::Number(matchers) => matchers.iter().any(NumberMatcher::is_accepting),
             Value::Object(o) => o.phase == ObjectPhase::Closed,
             Value::Array(a) => a.phase == ArrayPhase::Closed,
@@ -99,7 +106,25 @@ impl Value {
             b'n' if n.null => leaf(&graph.literal_null),
             b't' if n.true_ => leaf(&graph.literal_true),
             b'f' if n.false_ => leaf(&graph.literal_false),
-            b'"' => n.strings.as_ref().and_then(leaf),
+            b'"' => {
+                let automaton = n.strings.as_ref().and_then(leaf);
+                match n.counted_strings {
+                    None => automaton,
+                    Some(range) => {
+                        let alt = automaton.map(|value| match value {
+                            Value::Leaf { dfa, state } => (dfa, state),
+                            _ => unreachable!("strings start as leaves"),
+                        });
+                        let text = graph.any_string.next(graph.any_string.start(), b);
+                        Some(Value::Counted(Box::new(CountedString {
+                            text,
+                            counter: CodePointCounter::default(),
+                            range,
+                            alt,
+                        })))
+                    }
+                }
+            }
             b'-' | b'0'..=b'9' => {
                 let alive: Vec<NumberMatcher> = n
                     .numbers
@@ -183,20 +208,78 @@ impl Value {
                     Step::Rejected
                 }
             }
+            Value::Counted(string) => string.feed(graph, b),
             Value::Object(object) => object.feed(graph, b),
             Value::Array(array) => array.feed(graph, b),
         }
     }
 }
 
+/// A string admitted by its length in code points (a bound too large for an automaton), read on
+/// the any-string automaton with a counter; the node's other strings, if any, run alongside.
+#[derive(Debug, Clone)]
+struct CountedString {
+    /// State on [`Graph::any_string`] ([`DEAD`] once the length rules this reading out).
+    text: StateId,
+    counter: CodePointCounter,
+    range: LengthRange,
+    alt: Option<(Arc<ByteDfa>, StateId)>,
+}
+
+impl CountedString {
+    /// Whether the length reading can still end in range: below the maximum while open (any
+    /// string may grow to the minimum), within the range once closed.
+    fn counted_alive(&self, graph: &Graph) -> bool {
+        let count = self.counter.count;
+        self.text != DEAD
+            && self.range.max.is_none_or(|max| count <= max)
+            && (!graph.any_string.is_accepting(self.text) || count >= self.range.min)
+    }
+
+    fn is_complete(&self, graph: &Graph) -> bool {
+        (self.counted_alive(graph) && graph.any_string.is_accepting(self.text))
+            || self.alt.as_ref().is_some_and(|(dfa, state)| dfa.is_accepting(*state))
+    }
+
+    fn feed(&mut self, graph: &Graph, b: u8) -> Step {
+        let text = if self.counted_alive(graph) { graph.any_string.next(self.text, b) } else { DEAD };
+        let alt = self.alt.as_ref().map(|(dfa, state)| (dfa, dfa.next(*state, b))).filter(|(_, s)| *s != DEAD);
+        if text == DEAD && alt.is_none() {
+            return if self.is_complete(graph) { Step::NotMine } else { Step::Rejected };
+        }
+        self.alt = alt.map(|(dfa, state)| (Arc::clone(dfa), state));
+        self.text = text;
+        if text != DEAD {
+            self.counter.feed(b);
+        }
+        if self.counted_alive(graph) || self.alt.is_some() {
+            Step::Consumed
+        } else {
+            Step::Rejected
+        }
+    }
+
+    fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
+        if self.counted_alive(graph) {
+            // Each byte adds at most one code point: with `slack` to spare, the length cannot
+            // refuse a token that stays inside, and the other strings admit no more than it.
+            let roomy = self.range.max.is_none_or(|max| self.counter.count.saturating_add(slack) <= max);
+            let open = !graph.any_string.is_accepting(self.text);
+            return (roomy && open).then_some((&graph.any_string, self.text));
+        }
+        self.alt.as_ref().filter(|(dfa, state)| !dfa.is_accepting(*state)).map(|(dfa, state)| (dfa, *state))
+    }
+}
+
 /// The string context every child shares, if they share one.
 fn common_context<'a>(
     graph: &'a Graph,
+    slack: u64,
     mut children: impl Iterator<Item = Option<&'a Value>>,
 ) -> Option<(&'a Arc<ByteDfa>, StateId)> {
-    let first = children.next()??.string_context(graph)?;
+    let first = children.next()??.string_context(graph, slack)?;
     for child in children {
-        let other = child?.string_context(graph)?;
+        let other = child?.string_context(graph, slack)?;
         if !Arc::ptr_eq(first.0, other.0) || first.1 != other.1 {
             return None;
         }
@@ -635,7 +718,7 @@ impl DocumentMatcher {
     /// unspecified and must be discarded).
     pub(crate) fn feed(&mut self, graph: &Graph, b: u8) -> bool {
         if let Some(max) = self.max_whitespace {
-            let insignificant = is_ws(b) && (self.trailing || !self.started || !self.value.in_string());
+            let insignificant = is_ws(b) && (self.trailing || !self.started || !self.value.in_string(graph));
             if insignificant {
                 if self.whitespace_run >= max {
                     return false;
@@ -668,15 +751,15 @@ impl DocumentMatcher {
         bytes.iter().all(|&b| self.feed(graph, b))
     }
 
-    pub(crate) fn is_accepting(&self) -> bool {
-        self.trailing || (self.started && self.value.is_complete())
+    pub(crate) fn is_accepting(&self, graph: &Graph) -> bool {
+        self.trailing || (self.started && self.value.is_complete(graph))
     }
 
     /// See [`Value::string_context`].
-    pub(crate) fn string_context<'a>(&'a self, graph: &'a Graph) -> Option<(&'a Arc<ByteDfa>, StateId)> {
+    pub(crate) fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
         if self.trailing || !self.started {
             return None;
         }
-        self.value.string_context(graph)
+        self.value.string_context(graph, slack)
     }
 }

@@ -54,6 +54,13 @@ pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOpti
             graph::GraphError::TooManyStates(n) => {
                 (DiagnosticCode::ResourceLimit, format!("a string language exceeds {n} states"))
             }
+            graph::GraphError::CountedStrings => (
+                DiagnosticCode::ResourceLimit,
+                format!(
+                    "a string length bound above {} combined with a pattern, format or long strings is not supported yet",
+                    crate::schema::strings::MAX_LENGTH_BOUND
+                ),
+            ),
             graph::GraphError::TooManyPatterns => (
                 DiagnosticCode::ResourceLimit,
                 format!("more than {} patternProperties apply to one object", graph::MAX_PATTERNS_PER_OBJECT),

@@ -239,6 +239,72 @@ impl StringDecoder {
     }
 }
 
+/// Counts the code points of a JSON string's decoded value from its text, without keeping the
+/// value: a character counts at its first byte (a raw lead byte or the backslash of an escape),
+/// except the second half of a surrogate-pair escape. Valid text is assumed (an automaton
+/// checks it alongside).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CodePointCounter {
+    pub(crate) count: u64,
+    at: CounterAt,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum CounterAt {
+    #[default]
+    Text,
+    Backslash {
+        low_half: bool,
+    },
+    /// `\u` and `digits` hex digits; `high` while they can still spell a high surrogate.
+    Hex {
+        digits: u8,
+        high: bool,
+        low_half: bool,
+    },
+    /// After a high-surrogate escape: the next escape is its low half.
+    AfterHigh,
+}
+
+impl CodePointCounter {
+    pub(crate) fn feed(&mut self, b: u8) {
+        self.at = match self.at {
+            CounterAt::Text => {
+                if b == b'\\' {
+                    self.count += 1;
+                    CounterAt::Backslash { low_half: false }
+                } else {
+                    if b != b'"' && !(0x80..=0xBF).contains(&b) {
+                        self.count += 1;
+                    }
+                    CounterAt::Text
+                }
+            }
+            CounterAt::Backslash { low_half } => {
+                if b == b'u' {
+                    CounterAt::Hex { digits: 0, high: !low_half, low_half }
+                } else {
+                    CounterAt::Text
+                }
+            }
+            CounterAt::Hex { digits, high, low_half } => {
+                let high = high
+                    && match digits {
+                        0 => b.eq_ignore_ascii_case(&b'd'),
+                        1 => matches!(b.to_ascii_lowercase(), b'8' | b'9' | b'a' | b'b'),
+                        _ => true,
+                    };
+                match digits {
+                    3 if high => CounterAt::AfterHigh,
+                    3 => CounterAt::Text,
+                    _ => CounterAt::Hex { digits: digits + 1, high, low_half },
+                }
+            }
+            CounterAt::AfterHigh => CounterAt::Backslash { low_half: true },
+        };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +331,26 @@ mod tests {
         assert_eq!(decode(r#"\ude00""#), None);
         assert_eq!(decode("\u{1}\""), None);
         assert_eq!(decode("\\x\""), None);
+    }
+
+    #[test]
+    fn counts_code_points_of_the_decoded_value() {
+        for (text, expected) in [
+            (r#"abc""#, 3),
+            ("é😀\"", 2),
+            (r#"\u00e9\n\"""#, 3),
+            (r#"\ud83d\ude00x""#, 2),
+            (r#"\uD83D\uDE00\u0041""#, 2),
+            (r#"\ud7ff\ue000""#, 2),
+            ("\"", 0),
+        ] {
+            let mut counter = CodePointCounter::default();
+            for &b in text.as_bytes() {
+                counter.feed(b);
+            }
+            assert_eq!(counter.count, expected, "{text}");
+            assert_eq!(decode(text).map(|v| v.chars().count() as u64), Some(expected), "{text}");
+        }
     }
 
     #[test]
