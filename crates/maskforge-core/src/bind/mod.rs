@@ -56,6 +56,9 @@ pub(crate) struct StringRows {
     /// Bytes of the vocabulary's longest token: a bound on the code points one token adds.
     longest_token: u64,
     tries: Arc<TrieCache>,
+    /// The class tries this schema's strings walked, kept for the schema's lifetime whatever the
+    /// compiler's trie budget (a budget of 0 would otherwise rebuild one per new split).
+    class_tries: Mutex<HashMap<[u8; 256], Arc<TokenTrie>>>,
     splits: Mutex<HashMap<(usize, StateId), Arc<StringSplit>>>,
 }
 
@@ -107,6 +110,7 @@ impl BoundSchema {
                             .max()
                             .unwrap_or(0),
                         tries,
+                        class_tries: Mutex::new(HashMap::new()),
                         splits: Mutex::new(HashMap::new()),
                     },
                 },
@@ -227,14 +231,13 @@ impl BoundInner {
                 }
             }
             None => {
-                // One pruned walk of the byte trie, cloning the matcher at each node.
+                // One pruned walk of the byte trie. The matcher is cloned at each node, except
+                // inside strings, where the string's automaton alone decides until it closes.
                 out.fill(0);
+                let slack = strings.longest_token;
                 trie.walk(
-                    matcher.clone(),
-                    |m, byte| {
-                        let mut next = m;
-                        next.feed(graph, byte).then_some(next)
-                    },
+                    WalkState::Full(matcher.clone()),
+                    |state, byte| state.step(graph, slack, byte),
                     |_, ids| {
                         for &id in ids {
                             mask::set_bit(out, id);
@@ -253,7 +256,7 @@ impl BoundInner {
         if let Some(hit) = rows.splits.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Arc::clone(hit);
         }
-        let trie = rows.tries.class_trie(rows.vocabulary_uid, &self.vocabulary, string.byte_classes());
+        let trie = self.string_trie(rows, string.byte_classes());
         let mut inside = vec![0u32; self.word_count];
         let mut closing = Vec::new();
         // The walk state carries whether the string closed on the way: past that point every
@@ -282,9 +285,69 @@ impl BoundInner {
         split
     }
 
+    fn string_trie(&self, rows: &StringRows, classes: &[u8; 256]) -> Arc<TokenTrie> {
+        if let Some(hit) = rows.class_tries.lock().unwrap_or_else(|e| e.into_inner()).get(classes) {
+            return Arc::clone(hit);
+        }
+        let trie = rows.tries.class_trie(rows.vocabulary_uid, &self.vocabulary, classes);
+        rows.class_tries.lock().unwrap_or_else(|e| e.into_inner()).insert(*classes, Arc::clone(&trie));
+        trie
+    }
+
     pub(crate) fn set_eos(&self, row: &mut [u32]) {
         for &eos in self.vocabulary.eos_token_ids() {
             mask::set_bit(row, eos);
+        }
+    }
+}
+
+/// Bytes a structured walk reads inside one string before handing back to the full matcher.
+const IN_STRING_BYTES: usize = 48;
+
+/// The state of a structured mask's trie walk: the whole matcher, or, inside a string whose
+/// content its automaton alone decides (the matcher's string context), the matcher where the
+/// string was entered, the automaton's state and the bytes read since.
+#[derive(Clone)]
+enum WalkState {
+    Full(DocumentMatcher),
+    InString {
+        entry: Arc<DocumentMatcher>,
+        string: Arc<ByteDfa>,
+        state: StateId,
+        len: u8,
+        bytes: [u8; IN_STRING_BYTES],
+    },
+}
+
+impl WalkState {
+    fn step(self, graph: &crate::structured::Graph, slack: u64, byte: u8) -> Option<WalkState> {
+        match self {
+            WalkState::Full(mut matcher) => matcher.feed(graph, byte).then(|| WalkState::enter(graph, slack, matcher)),
+            WalkState::InString { entry, string, state, len, mut bytes } => {
+                let next = string.next(state, byte);
+                if next == DEAD {
+                    return None;
+                }
+                if !string.is_accepting(next) && (len as usize) < IN_STRING_BYTES {
+                    bytes[len as usize] = byte;
+                    return Some(WalkState::InString { entry, string, state: next, len: len + 1, bytes });
+                }
+                // The string closed (the matcher decides whether it may close here) or the
+                // buffer is full: replay the bytes on the full matcher.
+                let mut matcher = DocumentMatcher::clone(&entry);
+                let fed = matcher.feed_all(graph, &bytes[..len as usize]) && matcher.feed(graph, byte);
+                fed.then(|| WalkState::enter(graph, slack, matcher))
+            }
+        }
+    }
+
+    fn enter(graph: &crate::structured::Graph, slack: u64, matcher: DocumentMatcher) -> WalkState {
+        match matcher.string_context(graph, slack) {
+            Some((string, state)) => {
+                let string = Arc::clone(string);
+                WalkState::InString { entry: Arc::new(matcher), string, state, len: 0, bytes: [0; IN_STRING_BYTES] }
+            }
+            None => WalkState::Full(matcher),
         }
     }
 }
