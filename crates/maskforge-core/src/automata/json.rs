@@ -130,6 +130,13 @@ pub fn string() -> Re {
     string_with_length(0, None)
 }
 
+/// The automaton of every JSON string, built once per process: structured schemas share it, so
+/// mask rows inside unconstrained strings and keys can be shared per vocabulary.
+pub fn string_automaton() -> &'static std::sync::Arc<super::ByteDfa> {
+    static STRING: std::sync::OnceLock<std::sync::Arc<super::ByteDfa>> = std::sync::OnceLock::new();
+    STRING.get_or_init(|| std::sync::Arc::new(string().compile(10_000, 100_000).expect("the string language is small")))
+}
+
 /// Strings whose decoded value has `min..=max` code points.
 pub fn string_with_length(min: u32, max: Option<u32>) -> Re {
     Re::concat(vec![Re::literal(b"\""), Re::repeat(string_char(), min, max), Re::literal(b"\"")])

@@ -8,9 +8,9 @@
 mod rows;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::automata::{json, ByteDfa, StateId, DEAD};
 use crate::compiler::TrieCache;
 use crate::error::Result;
 use crate::executable::{Backend, ExecutableSchema};
@@ -60,6 +60,15 @@ pub(crate) struct StringRows {
     /// compiler's trie budget (a budget of 0 would otherwise rebuild one per new split).
     class_tries: Mutex<HashMap<[u8; 256], Arc<TokenTrie>>>,
     splits: Mutex<HashMap<(usize, StateId), Arc<StringSplit>>>,
+    shared: Arc<SharedStringRows>,
+}
+
+/// The splits of the process-wide JSON string automaton ([`json::string_automaton`]) over one
+/// vocabulary: every schema bound to the vocabulary reads unconstrained strings and keys there.
+#[derive(Debug, Default)]
+pub(crate) struct SharedStringRows {
+    trie: OnceLock<Arc<TokenTrie>>,
+    splits: Mutex<HashMap<StateId, Arc<StringSplit>>>,
 }
 
 #[derive(Debug)]
@@ -112,6 +121,7 @@ impl BoundSchema {
                         tries,
                         class_tries: Mutex::new(HashMap::new()),
                         splits: Mutex::new(HashMap::new()),
+                        shared: Arc::clone(&vocabulary.string_rows),
                     },
                 },
                 BindPolicy::Lazy,
@@ -252,11 +262,29 @@ impl BoundInner {
     }
 
     fn string_split(&self, rows: &StringRows, string: &Arc<ByteDfa>, state: StateId) -> Arc<StringSplit> {
+        if Arc::ptr_eq(string, json::string_automaton()) {
+            let shared = &rows.shared;
+            if let Some(hit) = shared.splits.lock().unwrap_or_else(|e| e.into_inner()).get(&state) {
+                return Arc::clone(hit);
+            }
+            let trie = shared.trie.get_or_init(|| Arc::new(build_class_trie(&self.vocabulary, string.byte_classes())));
+            let split = Arc::new(self.compute_split(trie, string, state));
+            shared.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Arc::clone(&split));
+            return split;
+        }
         let key = (Arc::as_ptr(string) as usize, state);
         if let Some(hit) = rows.splits.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Arc::clone(hit);
         }
         let trie = self.string_trie(rows, string.byte_classes());
+        let split = Arc::new(self.compute_split(&trie, string, state));
+        rows.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Arc::clone(&split));
+        split
+    }
+
+    /// Walks the string's class trie from `state`: tokens that stay inside go to one row, the
+    /// ones that close the string to a list.
+    fn compute_split(&self, trie: &TokenTrie, string: &ByteDfa, state: StateId) -> StringSplit {
         let mut inside = vec![0u32; self.word_count];
         let mut closing = Vec::new();
         // The walk state carries whether the string closed on the way: past that point every
@@ -280,9 +308,7 @@ impl BoundInner {
                 }
             },
         );
-        let split = Arc::new(StringSplit { inside, closing });
-        rows.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Arc::clone(&split));
-        split
+        StringSplit { inside, closing }
     }
 
     fn string_trie(&self, rows: &StringRows, classes: &[u8; 256]) -> Arc<TokenTrie> {

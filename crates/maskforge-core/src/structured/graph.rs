@@ -230,7 +230,7 @@ pub(crate) enum GraphError {
 
 impl Graph {
     pub(crate) fn new(max_nodes: usize, max_dfa_states: usize, ordered: bool) -> Graph {
-        let any_string = Arc::new(json::string().compile(10_000, 100_000).expect("the string language is small"));
+        let any_string = Arc::clone(json::string_automaton());
         let mut graph = Graph {
             nodes: Vec::new(),
             pending: Vec::new(),

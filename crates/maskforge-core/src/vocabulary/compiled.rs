@@ -13,6 +13,8 @@ pub struct CompiledVocabulary {
     byte_trie: Arc<TokenTrie>,
     /// Distinguishes vocabularies in caches without hashing their contents.
     uid: u64,
+    /// Mask rows inside unconstrained JSON strings, the same for every schema.
+    pub(crate) string_rows: Arc<crate::bind::SharedStringRows>,
 }
 
 impl TryFrom<Arc<Vocabulary>> for CompiledVocabulary {
@@ -24,7 +26,12 @@ impl TryFrom<Arc<Vocabulary>> for CompiledVocabulary {
         }
         let byte_trie = Arc::new(TokenTrie::build(vocabulary.tokens_with_bytes().map(|(id, b)| (b.to_vec(), id))));
         static NEXT_UID: AtomicU64 = AtomicU64::new(1);
-        Ok(CompiledVocabulary { vocabulary, byte_trie, uid: NEXT_UID.fetch_add(1, Ordering::Relaxed) })
+        Ok(CompiledVocabulary {
+            vocabulary,
+            byte_trie,
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+            string_rows: Arc::default(),
+        })
     }
 }
 
