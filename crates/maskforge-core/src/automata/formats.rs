@@ -79,6 +79,11 @@ impl std::error::Error for FormatError {}
 const BUILD_DFA_STATES: usize = 200_000;
 const BUILD_NFA_STATES: usize = 2_000_000;
 
+/// Whether [`format_language`] knows `name`.
+pub fn is_known_format(name: &str) -> bool {
+    SUPPORTED_FORMATS.contains(&name)
+}
+
 /// The exact language of a `format` value as a DFA over the UTF-8 bytes of the *decoded* string
 /// (escapes are handled by another layer); for [`NARROWED_FORMATS`], the documented subset.
 /// `None` for formats this module does not know.

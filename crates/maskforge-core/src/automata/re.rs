@@ -32,6 +32,9 @@ pub enum Re {
     Dfa(Arc<ByteDfa>),
     /// The members of a closed JSON object in any order, each at most once.
     AnyOrder(Box<AnyOrderMembers>),
+    /// A language used in several places (a `$ref` target, a memoised subschema): clones share
+    /// it instead of copying the tree.
+    Shared(Arc<Re>),
 }
 
 /// `member (separator member)*` where each member appears at most once, in any order, and the
@@ -79,6 +82,14 @@ impl Re {
         }
     }
 
+    /// `re`, behind a shared pointer when it is a tree worth sharing.
+    pub fn shared(re: Re) -> Re {
+        match re {
+            Re::Nothing | Re::Empty | Re::Literal(_) | Re::Bytes(_) | Re::Dfa(_) | Re::Shared(_) => re,
+            tree => Re::Shared(Arc::new(tree)),
+        }
+    }
+
     pub fn optional(item: Re) -> Re {
         Re::alt(vec![Re::Empty, item])
     }
@@ -93,6 +104,9 @@ impl Re {
 
     /// Determinises, trims and minimises.
     pub fn compile(&self, max_dfa_states: usize, max_nfa_states: usize) -> Result<ByteDfa, CompileLimit> {
+        if let Re::Shared(inner) = self {
+            return inner.compile(max_dfa_states, max_nfa_states);
+        }
         if *self == Re::Nothing {
             return Ok(ByteDfa::empty());
         }
@@ -251,6 +265,7 @@ impl Emitter {
             Re::Repeat { item, min, max, separator } => self.repeat(item, *min, *max, separator.as_deref()),
             Re::Dfa(dfa) => self.embed_dfa(dfa),
             Re::AnyOrder(members) => self.any_order(members),
+            Re::Shared(inner) => self.emit(inner),
         }
     }
 

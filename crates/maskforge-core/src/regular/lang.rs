@@ -52,6 +52,16 @@ pub(crate) struct Typed {
 }
 
 impl Typed {
+    /// The same languages, each tree behind a shared pointer (cheap to clone from the memo).
+    pub(crate) fn shared(self) -> Typed {
+        Typed {
+            slots: self.slots.map(|slot| match slot {
+                TypeLang::Lang(re) => TypeLang::Lang(Re::shared(re)),
+                other => other,
+            }),
+        }
+    }
+
     pub(crate) fn any() -> Typed {
         Typed { slots: std::array::from_fn(|_| TypeLang::Any) }
     }

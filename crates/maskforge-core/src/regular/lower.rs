@@ -65,7 +65,7 @@ impl<'a> Lowering<'a> {
             )),
         };
         self.active.pop();
-        let typed = result?;
+        let typed = result?.shared();
         self.memo.insert(pointer.to_string(), typed.clone());
         Ok(typed)
     }
@@ -503,19 +503,29 @@ impl<'a> Lowering<'a> {
 
     /// The per-type language of a finite set of JSON values (`enum`, `const`).
     fn values_language(&mut self, values: &[Value], pointer: &str, keyword: &str) -> Typed {
+        // One alternation per type, built once (folding values in one at a time would copy the
+        // growing alternation for each value).
+        let mut alternatives: [Vec<Re>; 6] = Default::default();
         let mut typed = Typed::nothing();
         for value in values {
             let t = value_type(value);
-            let lang = match literal_value(value) {
-                Some(re) => TypeLang::Lang(re),
-                None => TypeLang::Unsupported(structured(
-                    pointer,
-                    keyword,
-                    format!("{keyword} values containing numbers are compared by numeric value, which needs the structured backend"),
-                )),
-            };
-            let merged = lang::union(typed.slot(t), &lang);
-            typed.set(t, merged);
+            match literal_value(value) {
+                Some(re) => alternatives[t as usize].push(re),
+                None => {
+                    let unsupported = TypeLang::Unsupported(structured(
+                        pointer,
+                        keyword,
+                        format!("{keyword} values containing numbers are compared by numeric value, which needs the structured backend"),
+                    ));
+                    typed.set(t, unsupported);
+                }
+            }
+        }
+        for t in JsonType::ALL {
+            let values = std::mem::take(&mut alternatives[t as usize]);
+            if !values.is_empty() && !matches!(typed.slot(t), TypeLang::Unsupported(_)) {
+                typed.set(t, TypeLang::Lang(Re::alt(values)));
+            }
         }
         typed
     }
@@ -564,6 +574,7 @@ impl Products for Lowering<'_> {
     fn dfa(&mut self, re: &Re) -> Result<Arc<ByteDfa>, Diagnostic> {
         match re {
             Re::Dfa(dfa) => Ok(Arc::clone(dfa)),
+            Re::Shared(inner) => self.dfa(inner),
             other => self.determinise(other, "").map(Arc::new),
         }
     }

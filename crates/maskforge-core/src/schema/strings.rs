@@ -1,7 +1,8 @@
 //! The string keywords (`minLength`, `maxLength`, `pattern`, `format`) as one language of JSON
 //! string texts, shared by both arms.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
@@ -90,17 +91,7 @@ pub(crate) fn string_language(
 ) -> Result<StringLanguage, Diagnostic> {
     check_string_keywords(map, pointer, draft)?;
     let max_states = options.limits.max_dfa_states;
-    let limit = |keyword: &'static str| {
-        move |_| {
-            keyword_diag(
-                DiagnosticCode::ResourceLimit,
-                pointer,
-                keyword,
-                format!("the {keyword} automaton exceeds {max_states} states"),
-            )
-        }
-    };
-    let mut parts: Vec<ByteDfa> = Vec::new();
+    let mut parts: Vec<Arc<ByteDfa>> = Vec::new();
     let min = count(map, pointer, "minLength", draft)?;
     let max = count(map, pointer, "maxLength", draft)?;
     // Bounds too large to unroll are counted, which is exact only on its own (no other string
@@ -117,22 +108,24 @@ pub(crate) fn string_language(
         match large {
             Some((keyword, _)) => counted = Some((keyword, LengthRange { min, max })),
             None => {
-                let re = json::string_with_length(min as u32, max.map(|m| m as u32));
-                parts.push(re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
-                    keyword_diag(
-                        DiagnosticCode::ResourceLimit,
-                        pointer,
-                        "maxLength",
-                        format!("the length automaton exceeds {max_states} states"),
-                    )
+                let key = TextKey::Length(min, max);
+                parts.push(cached_text(key, max_states, pointer, "maxLength", || {
+                    let re = json::string_with_length(min as u32, max.map(|m| m as u32));
+                    re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
+                        (DiagnosticCode::ResourceLimit, format!("the length automaton exceeds {max_states} states"))
+                    })
                 })?);
             }
         }
     }
     if let Some(Value::String(pattern)) = map.get("pattern") {
-        let decoded = ecma::pattern_language(pattern, max_states)
-            .map_err(|e| keyword_diag(DiagnosticCode::UnsupportedPattern, pointer, "pattern", e.message))?;
-        parts.push(json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(limit("pattern"))?);
+        parts.push(cached_text(TextKey::Pattern(pattern.clone()), max_states, pointer, "pattern", || {
+            let decoded = ecma::pattern_language(pattern, max_states)
+                .map_err(|e| (DiagnosticCode::UnsupportedPattern, e.message))?;
+            json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(|_| {
+                (DiagnosticCode::ResourceLimit, format!("the pattern automaton exceeds {max_states} states"))
+            })
+        })?);
     }
     if let Some(Value::String(name)) = map.get("format") {
         if options.format_assertion {
@@ -145,16 +138,20 @@ pub(crate) fn string_language(
                 ));
             }
             // Unknown formats are annotations, as the specification says.
-            if let Some(decoded) = formats::format_language(name, max_states) {
-                let decoded = decoded.map_err(|e| {
-                    keyword_diag(
-                        DiagnosticCode::ResourceLimit,
-                        pointer,
-                        "format",
-                        format!("the {} automaton is too large: {:?}", e.format, e.limit),
-                    )
-                })?;
-                parts.push(json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(limit("format"))?);
+            if formats::is_known_format(name) {
+                parts.push(cached_text(TextKey::Format(name.clone()), max_states, pointer, "format", || {
+                    let decoded = formats::format_language(name, max_states)
+                        .expect("a known format has a language")
+                        .map_err(|e| {
+                            (
+                                DiagnosticCode::ResourceLimit,
+                                format!("the {} automaton is too large: {:?}", e.format, e.limit),
+                            )
+                        })?;
+                    json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(|_| {
+                        (DiagnosticCode::ResourceLimit, format!("the format automaton exceeds {max_states} states"))
+                    })
+                })?);
             }
         }
     }
@@ -172,15 +169,66 @@ pub(crate) fn string_language(
         return Ok(StringLanguage::Counted(range));
     }
     let mut parts = parts.into_iter();
-    let Some(mut language) = parts.next() else { return Ok(StringLanguage::Any) };
+    let Some(first) = parts.next() else { return Ok(StringLanguage::Any) };
+    let mut language = first;
     for part in parts {
-        language = language.intersect(&part, max_states).map_err(|e| {
+        let both = language.intersect(&part, max_states).map_err(|e| {
             Diagnostic::new(
                 DiagnosticCode::ResourceLimit,
                 pointer,
                 format!("the string automaton exceeds {} states", e.limit),
             )
         })?;
+        language = Arc::new(both);
     }
-    Ok(StringLanguage::Texts(Arc::new(language)))
+    Ok(StringLanguage::Texts(language))
+}
+
+/// What a cached text automaton was built from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum TextKey {
+    Length(u64, Option<u64>),
+    Pattern(String),
+    Format(String),
+}
+
+type CachedText = Result<Arc<ByteDfa>, (DiagnosticCode, String)>;
+
+/// The cached automata by (source, state limit), and their heap bytes.
+#[derive(Default)]
+struct TextCache {
+    entries: HashMap<(TextKey, usize), CachedText>,
+    bytes: usize,
+}
+
+/// Text automata of patterns, formats and length bounds, built once per process: schemas repeat
+/// them (one `date-time` format per timestamp field) and both arms ask for them. Failures are
+/// cached too. The cache empties itself when it outgrows its budget.
+fn cached_text(
+    key: TextKey,
+    max_states: usize,
+    pointer: &str,
+    keyword: &str,
+    build: impl FnOnce() -> Result<ByteDfa, (DiagnosticCode, String)>,
+) -> Result<Arc<ByteDfa>, Diagnostic> {
+    static CACHE: Mutex<Option<TextCache>> = Mutex::new(None);
+    const BUDGET_BYTES: usize = 64 << 20;
+    let key = (key, max_states);
+    let hit = CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(|c| c.entries.get(&key).cloned());
+    let result = match hit {
+        Some(result) => result,
+        None => {
+            let result = build().map(Arc::new);
+            let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+            let cache = guard.get_or_insert_with(TextCache::default);
+            let size = result.as_ref().map_or(64, |dfa| dfa.heap_bytes());
+            if cache.bytes + size > BUDGET_BYTES {
+                *cache = TextCache::default();
+            }
+            cache.bytes += size;
+            cache.entries.insert(key, result.clone());
+            result
+        }
+    };
+    result.map_err(|(code, message)| keyword_diag(code, pointer, keyword, message))
 }

@@ -204,6 +204,8 @@ pub(crate) struct Graph {
     /// Every key (valid UTF-8), the universe pattern signatures split.
     any_key: Arc<ByteDfa>,
     conjunctions: HashMap<Vec<NodeId>, NodeId>,
+    /// Intersections of string automata, by operand addresses (operands held alive here).
+    string_products: HashMap<(usize, usize), StringProduct>,
     /// `property_order = declared`: declared properties only in schema order.
     pub(crate) ordered: bool,
     max_nodes: usize,
@@ -213,6 +215,9 @@ pub(crate) struct Graph {
 fn literal(text: &[u8]) -> Arc<ByteDfa> {
     Arc::new(crate::automata::Re::literal(text).compile(64, 1024).expect("a literal is small"))
 }
+
+/// Two string automata and their intersection.
+type StringProduct = (Arc<ByteDfa>, Arc<ByteDfa>, Arc<ByteDfa>);
 
 /// Why finishing a graph failed.
 #[derive(Debug, Clone)]
@@ -241,6 +246,7 @@ impl Graph {
             literal_false: literal(b"false"),
             any_key: Arc::new(ecma::pattern_language("", 10_000).expect("the universe is small")),
             conjunctions: HashMap::new(),
+            string_products: HashMap::new(),
             ordered,
             max_nodes,
             max_dfa_states,
@@ -514,6 +520,26 @@ impl Graph {
         })
     }
 
+    /// The strings both automata admit, memoised by operand (schemas intersect the same formats
+    /// and patterns with each other again and again through `allOf` and `$ref`).
+    fn intersect_strings(&mut self, p: &Arc<ByteDfa>, q: &Arc<ByteDfa>) -> Result<Arc<ByteDfa>, GraphError> {
+        if Arc::ptr_eq(p, q) || Arc::ptr_eq(q, &self.any_string) {
+            return Ok(Arc::clone(p));
+        }
+        if Arc::ptr_eq(p, &self.any_string) {
+            return Ok(Arc::clone(q));
+        }
+        let (a, b) = (Arc::as_ptr(p) as usize, Arc::as_ptr(q) as usize);
+        let key = (a.min(b), a.max(b));
+        if let Some((_, _, hit)) = self.string_products.get(&key) {
+            return Ok(Arc::clone(hit));
+        }
+        let both = Arc::new(p.intersect(q, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?);
+        // The operands are kept alive with the result, so their addresses stay unique.
+        self.string_products.insert(key, (Arc::clone(p), Arc::clone(q), Arc::clone(&both)));
+        Ok(both)
+    }
+
     /// The strings of `dfa` whose length is in `range`, when `dfa` is finite with strings of at
     /// most [`MAX_LENGTH_BOUND`] code points (then an automaton says it exactly); otherwise the
     /// combination is not supported.
@@ -547,31 +573,33 @@ impl Graph {
             }
         }
         // (Dx | Rx) & (Dy | Ry) = Dx&Dy | Dx&Ry | Rx&Dy | Rx&Ry, automata D and length ranges R.
-        let mut automata: Vec<ByteDfa> = Vec::new();
+        let mut automata: Vec<Arc<ByteDfa>> = Vec::new();
         let mut ranges: Vec<LengthRange> = Vec::new();
         if let (Some(p), Some(q)) = (&x.strings, &y.strings) {
-            automata.push(p.intersect(q, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?);
+            automata.push(self.intersect_strings(p, q)?);
         }
         for (dfa, range) in [(&x.strings, &y.counted_strings), (&y.strings, &x.counted_strings)] {
             if let (Some(dfa), Some(range)) = (dfa, range) {
                 if Arc::ptr_eq(dfa, &self.any_string) {
                     ranges.push(*range);
                 } else if let Some(within) = self.strings_within(dfa, range)? {
-                    automata.push(within);
+                    automata.push(Arc::new(within));
                 }
             }
         }
         if let (Some(p), Some(q)) = (&x.counted_strings, &y.counted_strings) {
             ranges.extend(p.intersect(q));
         }
-        let mut strings: Option<ByteDfa> = None;
+        let mut strings: Option<Arc<ByteDfa>> = None;
         for dfa in automata.into_iter().filter(|d| !d.is_empty_language()) {
             strings = Some(match strings {
                 None => dfa,
-                Some(s) => s.union(&dfa, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?,
+                Some(s) => {
+                    Arc::new(s.union(&dfa, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?)
+                }
             });
         }
-        node.strings = strings.map(Arc::new);
+        node.strings = strings;
         for range in ranges {
             node.counted_strings = Some(match node.counted_strings {
                 None => range,
