@@ -108,7 +108,7 @@ pub(crate) fn string_language(
         match large {
             Some((keyword, _)) => counted = Some((keyword, LengthRange { min, max })),
             None => {
-                let key = TextKey::Length(min, max);
+                let key = TextKey::Length(min, max, options.limits.max_nfa_states);
                 parts.push(cached_text(key, max_states, pointer, "maxLength", || {
                     let re = json::string_with_length(min as u32, max.map(|m| m as u32));
                     re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
@@ -187,7 +187,8 @@ pub(crate) fn string_language(
 /// What a cached text automaton was built from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum TextKey {
-    Length(u64, Option<u64>),
+    /// Bounds, and the NFA limit the build ran under.
+    Length(u64, Option<u64>, usize),
     Pattern(String),
     Format(String),
 }
