@@ -109,7 +109,8 @@ impl<'a> Lowering<'a> {
             let allowed = self.values_language(values, &pointer_push(pointer, "enum"), "enum");
             typed = lang::intersect_typed(self, &typed, &allowed)?;
         }
-        if let Some(value) = map.get("const") {
+        // `const` arrived in draft 6; in draft 4 it is an unknown keyword, an annotation.
+        if let Some(value) = map.get("const").filter(|_| self.draft >= Draft::Draft6) {
             let allowed = self.values_language(std::slice::from_ref(value), &pointer_push(pointer, "const"), "const");
             typed = lang::intersect_typed(self, &typed, &allowed)?;
         }
