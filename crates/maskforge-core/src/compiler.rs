@@ -176,19 +176,31 @@ impl TrieCache {
         TrieCache { cache: ByteBudgetCache::new(budget) }
     }
 
+    /// The class trie of a partition if it is cached, without building it.
+    pub(crate) fn cached_class_trie(&self, vocabulary_uid: u64, classes: &[u8; 256]) -> Option<Arc<TokenTrie>> {
+        self.cache.get(&(vocabulary_uid, *classes))
+    }
+
+    /// Builds a partition's class trie and caches it (after a miss).
+    pub(crate) fn build_class_trie(
+        &self,
+        vocabulary_uid: u64,
+        vocabulary: &Vocabulary,
+        classes: &[u8; 256],
+    ) -> Arc<TokenTrie> {
+        let trie = Arc::new(build_class_trie(vocabulary, classes));
+        self.cache.insert_sized((vocabulary_uid, *classes), Arc::clone(&trie), trie.heap_bytes());
+        trie
+    }
+
     pub(crate) fn class_trie(
         &self,
         vocabulary_uid: u64,
         vocabulary: &Vocabulary,
         classes: &[u8; 256],
     ) -> Arc<TokenTrie> {
-        let key = (vocabulary_uid, *classes);
-        if let Some(hit) = self.cache.get(&key) {
-            return hit;
-        }
-        let trie = Arc::new(build_class_trie(vocabulary, classes));
-        self.cache.insert_sized(key, Arc::clone(&trie), trie.heap_bytes());
-        trie
+        self.cached_class_trie(vocabulary_uid, classes)
+            .unwrap_or_else(|| self.build_class_trie(vocabulary_uid, vocabulary, classes))
     }
 }
 

@@ -181,7 +181,9 @@ fn formats_are_exact_languages_when_asserted() {
 fn const_is_an_unknown_keyword_in_draft_4_on_both_arms() {
     let draft4 = "\"$schema\": \"http://json-schema.org/draft-04/schema#\"";
     // Regular (a string const) and structured (an open object) schemas.
-    for (body, other) in [(r#""type": "string", "const": "a""#, r#""b""#), (r#""type": "object", "const": {}"#, r#"{"x":1}"#)] {
+    for (body, other) in
+        [(r#""type": "string", "const": "a""#, r#""b""#), (r#""type": "object", "const": {}"#, r#"{"x":1}"#)]
+    {
         check(&format!("{{{draft4}, {body}}}"), &[other], &[]);
         check(&format!("{{{body}}}"), &[], &[other]);
     }

@@ -152,6 +152,15 @@ fn structured_masks_equal_reference_masks() {
             &*Box::leak(format!(r#"{{"ok": "{}\u00e9{}"}}"#, "ab".repeat(120), "\\n".repeat(19)).into_boxed_str()),
         ),
         (
+            r#"{"type": "object", "patternProperties": {"^.+$": {"type": "string"}}, "additionalProperties": false}"#,
+            r#"{"ok": "x", "value": "", "\u0000": "z"}"#,
+        ),
+        (
+            // A named key outside the pattern language (`.` stops at line terminators).
+            r#"{"type": "object", "properties": {"ok\nvalue": {"type": "null"}}, "patternProperties": {"^.+$": {"type": "string"}}, "additionalProperties": false}"#,
+            r#"{"ok": "x", "ok\nvalue": null, "value": "\n"}"#,
+        ),
+        (
             r#"{"type": "object", "patternProperties": {"^(ok|value)$": {"type": "integer"}, "^x": {"type": "null"}}, "additionalProperties": false}"#,
             r#"{"value": 12, "xok": null, "ok": 1}"#,
         ),

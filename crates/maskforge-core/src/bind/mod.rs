@@ -56,11 +56,19 @@ pub(crate) struct StringRows {
     /// Bytes of the vocabulary's longest token: a bound on the code points one token adds.
     longest_token: u64,
     tries: Arc<TrieCache>,
-    /// The class tries this schema's strings walked, kept for the schema's lifetime whatever the
-    /// compiler's trie budget (a budget of 0 would otherwise rebuild one per new split).
-    class_tries: Mutex<HashMap<[u8; 256], Arc<TokenTrie>>>,
+    /// Per byte partition of this schema's string automata: splits asked so far, and the class
+    /// trie once built, kept for the schema's lifetime whatever the compiler's trie budget.
+    class_tries: Mutex<HashMap<[u8; 256], PartitionUse>>,
     splits: Mutex<HashMap<(usize, StateId), Arc<StringSplit>>>,
     shared: Arc<SharedStringRows>,
+}
+
+/// How often one byte partition served string splits in a bound schema, and its class trie once
+/// built.
+#[derive(Debug, Default)]
+struct PartitionUse {
+    splits: u32,
+    trie: Option<Arc<TokenTrie>>,
 }
 
 /// The splits of the process-wide JSON string automaton ([`json::string_automaton`]) over one
@@ -75,8 +83,8 @@ pub(crate) struct SharedStringRows {
 pub(crate) struct StringSplit {
     /// Tokens that keep the string open.
     inside: Vec<u32>,
-    /// Tokens that close the string, possibly continuing after it.
-    closing: Vec<TokenId>,
+    /// Tokens that close the string, possibly continuing after it, as a byte trie.
+    closing: TokenTrie,
 }
 
 impl BoundSchema {
@@ -232,13 +240,24 @@ impl BoundInner {
             Some((string, state)) => {
                 let split = self.string_split(strings, string, state);
                 out.copy_from_slice(&split.inside);
-                for &id in &split.closing {
-                    let bytes = self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
-                    let mut next = matcher.clone();
-                    if next.feed_all(graph, bytes) {
-                        mask::set_bit(out, id);
-                    }
-                }
+                // The closing tokens, walked as a trie from inside the string: tokens that share
+                // the bytes up to the quote replay them on the matcher once.
+                let start = WalkState::InString {
+                    entry: Arc::new(matcher.clone()),
+                    string: Arc::clone(string),
+                    state,
+                    len: 0,
+                    bytes: [0; IN_STRING_BYTES],
+                };
+                split.closing.walk(
+                    start,
+                    |walk, byte| walk.step(graph, strings.longest_token, byte),
+                    |_, ids| {
+                        for &id in ids {
+                            mask::set_bit(out, id);
+                        }
+                    },
+                );
             }
             None => {
                 // One pruned walk of the byte trie. The matcher is cloned at each node, except
@@ -268,7 +287,7 @@ impl BoundInner {
                 return Arc::clone(hit);
             }
             let trie = shared.trie.get_or_init(|| Arc::new(build_class_trie(&self.vocabulary, string.byte_classes())));
-            let split = Arc::new(self.compute_split(trie, string, state));
+            let split = Arc::new(self.compute_split(trie, |s, class| string.next_class(s, class), string, state));
             shared.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Arc::clone(&split));
             return split;
         }
@@ -276,27 +295,39 @@ impl BoundInner {
         if let Some(hit) = rows.splits.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Arc::clone(hit);
         }
-        let trie = self.string_trie(rows, string.byte_classes());
-        let split = Arc::new(self.compute_split(&trie, string, state));
+        let split = match self.string_trie(rows, string.byte_classes()) {
+            Some(trie) => self.compute_split(&trie, |s, class| string.next_class(s, class), string, state),
+            None => {
+                let BoundKind::Structured { trie, .. } = &self.kind else { unreachable!("string rows are structured") };
+                self.compute_split(trie, |s, byte| string.next(s, byte), string, state)
+            }
+        };
+        let split = Arc::new(split);
         rows.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Arc::clone(&split));
         split
     }
 
-    /// Walks the string's class trie from `state`: tokens that stay inside go to one row, the
-    /// ones that close the string to a list.
-    fn compute_split(&self, trie: &TokenTrie, string: &ByteDfa, state: StateId) -> StringSplit {
+    /// Walks a token trie from `state` (`next` reads one trie symbol: a byte class or a byte):
+    /// tokens that stay inside the string go to one row, the ones that close it to a list.
+    fn compute_split(
+        &self,
+        trie: &TokenTrie,
+        next: impl Fn(StateId, u8) -> StateId,
+        string: &ByteDfa,
+        state: StateId,
+    ) -> StringSplit {
         let mut inside = vec![0u32; self.word_count];
         let mut closing = Vec::new();
         // The walk state carries whether the string closed on the way: past that point every
-        // token is a closing one, whatever its remaining classes.
+        // token is a closing one, whatever its remaining symbols.
         trie.walk(
             (state, false),
-            |(s, closed), class| {
+            |(s, closed), symbol| {
                 if closed {
                     return Some((s, true));
                 }
-                let next = string.next_class(s, class);
-                (next != DEAD).then(|| (next, string.is_accepting(next)))
+                let to = next(s, symbol);
+                (to != DEAD).then(|| (to, string.is_accepting(to)))
             },
             |&(_, closed), ids| {
                 if closed {
@@ -308,16 +339,34 @@ impl BoundInner {
                 }
             },
         );
+        let closing = TokenTrie::build(
+            closing
+                .into_iter()
+                .map(|id: TokenId| (self.vocabulary.token_bytes(id).expect("trie tokens have bytes").to_vec(), id)),
+        );
         StringSplit { inside, closing }
     }
 
-    fn string_trie(&self, rows: &StringRows, classes: &[u8; 256]) -> Arc<TokenTrie> {
-        if let Some(hit) = rows.class_tries.lock().unwrap_or_else(|e| e.into_inner()).get(classes) {
-            return Arc::clone(hit);
+    /// The class trie of a string automaton's byte partition, once it pays: when a cache holds
+    /// it, or from the third split over the partition in this schema (building one costs several
+    /// walks of the byte trie, which serves the first splits instead).
+    fn string_trie(&self, rows: &StringRows, classes: &[u8; 256]) -> Option<Arc<TokenTrie>> {
+        const SPLITS_BEFORE_BUILDING: u32 = 2;
+        let mut local = rows.class_tries.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = local.entry(*classes).or_default();
+        if let Some(trie) = &entry.trie {
+            return Some(Arc::clone(trie));
         }
-        let trie = rows.tries.class_trie(rows.vocabulary_uid, &self.vocabulary, classes);
-        rows.class_tries.lock().unwrap_or_else(|e| e.into_inner()).insert(*classes, Arc::clone(&trie));
-        trie
+        entry.splits += 1;
+        let trie = match rows.tries.cached_class_trie(rows.vocabulary_uid, classes) {
+            Some(trie) => trie,
+            None if entry.splits > SPLITS_BEFORE_BUILDING => {
+                rows.tries.build_class_trie(rows.vocabulary_uid, &self.vocabulary, classes)
+            }
+            None => return None,
+        };
+        entry.trie = Some(Arc::clone(&trie));
+        Some(trie)
     }
 
     pub(crate) fn set_eos(&self, row: &mut [u32]) {

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::automata::json_escapes::json_strings_decoding_to;
-use crate::automata::{ecma, json, ByteDfa, Re};
+use crate::automata::{ecma, json, ByteDfa, Re, StateId};
 use crate::numbers::NumberConstraints;
 use crate::schema::strings::{LengthRange, MAX_LENGTH_BOUND};
 
@@ -83,8 +83,15 @@ pub(crate) struct PatternKeys {
     pub(crate) allowed_text: Option<Arc<ByteDfa>>,
     /// Per state of `allowed_text`: whether infinitely many keys complete it.
     pub(crate) unbounded_from: Vec<bool>,
-    /// Whether every unnamed key has a satisfiable schema.
+    /// Whether every key text not yet closed still completes to infinitely many allowed
+    /// unnamed keys (then no prefix is a dead end, whatever keys were seen).
     pub(crate) open: bool,
+    /// Texts of every key that may have a chance (allowed unnamed keys and named ones): the
+    /// automaton masks inside keys read when `context_from` holds.
+    pub(crate) context_text: Option<Arc<ByteDfa>>,
+    /// Per state of `context_text`: every unclosed text reachable from it completes to
+    /// infinitely many keys, so within the key its automaton alone decides liveness.
+    pub(crate) context_from: Vec<bool>,
 }
 
 /// Most patterns that may apply to one object (signatures are enumerated as subsets).
@@ -166,7 +173,7 @@ impl ObjectShape {
 impl PatternKeys {
     /// Unnamed keys that can still be added with a satisfiable schema, beyond `seen_allowed`
     /// such keys already present (`u64::MAX`: unboundedly many).
-    fn addable(&self, sat: &[bool], seen_allowed: u64) -> u64 {
+    fn addable(&self, sat: &[bool], seen_allowed: impl FnOnce() -> u64) -> u64 {
         let mut total: u64 = 0;
         for &(sig, count) in &self.counts {
             if self.signatures.get(&sig).is_some_and(|&n| sat[n as usize]) {
@@ -176,7 +183,7 @@ impl PatternKeys {
                 }
             }
         }
-        total.saturating_sub(seen_allowed)
+        total.saturating_sub(seen_allowed())
     }
 }
 
@@ -423,7 +430,16 @@ impl Graph {
             signatures.insert(*sig, node);
         }
         languages.retain(|(sig, _)| signatures.contains_key(sig));
-        Ok(PatternKeys { signatures, languages, counts, allowed_text: None, unbounded_from: Vec::new(), open: false })
+        Ok(PatternKeys {
+            signatures,
+            languages,
+            counts,
+            allowed_text: None,
+            unbounded_from: Vec::new(),
+            open: false,
+            context_text: None,
+            context_from: Vec::new(),
+        })
     }
 
     /// Once satisfiability is known: which unnamed keys each pattern shape admits, as JSON
@@ -435,25 +451,28 @@ impl Graph {
                 let shape = &self.nodes[id].objects[i];
                 let Some(keys) = &shape.keys else { continue };
                 let mut allowed = ByteDfa::empty();
-                let mut open = true;
                 for (sig, language) in &keys.languages {
                     if self.satisfiable[keys.signatures[sig] as usize] {
                         allowed = allowed.union(language, self.max_dfa_states).map_err(limit)?;
-                    } else {
-                        open = false;
                     }
                 }
                 let named: Vec<Re> =
                     shape.properties.keys().chain(&shape.required).map(|k| Re::literal(k.as_bytes())).collect();
+                let mut candidates = allowed.clone();
                 if !named.is_empty() {
                     let named = Re::alt(named)
                         .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
                         .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?;
                     allowed = allowed.difference(&named, self.max_dfa_states).map_err(limit)?;
+                    candidates = candidates.union(&named, self.max_dfa_states).map_err(limit)?;
                 }
                 let text = json_strings_decoding_to(&allowed, self.max_dfa_states)
                     .map_err(|e| GraphError::TooManyStates(e.limit))?;
                 let unbounded_from = text.unbounded_from();
+                let open = every_open_key_unbounded(&self.any_string, &text, &unbounded_from);
+                let context_text = json_strings_decoding_to(&candidates, self.max_dfa_states)
+                    .map_err(|e| GraphError::TooManyStates(e.limit))?;
+                let context_from = open_within_strings(&context_text);
                 let keys = PatternKeys {
                     signatures: keys.signatures.clone(),
                     languages: Vec::new(),
@@ -461,6 +480,8 @@ impl Graph {
                     allowed_text: (!text.is_empty_language()).then(|| Arc::new(text)),
                     unbounded_from,
                     open,
+                    context_from,
+                    context_text: (!context_text.is_empty_language()).then(|| Arc::new(context_text)),
                 };
                 self.nodes[id].objects[i].keys = Some(Arc::new(keys));
             }
@@ -709,6 +730,60 @@ fn array_has_witness(shape: &ArrayShape, sat: &[bool]) -> bool {
     shape.max.is_none_or(|max| shape.min <= max) && reachable_items(shape, sat) >= shape.min
 }
 
+/// Whether every unclosed JSON string text (on `any`) is, on `text`, a state from which
+/// infinitely many texts are accepted: explores the reachable pairs of the two automata.
+fn every_open_key_unbounded(any: &ByteDfa, text: &ByteDfa, unbounded_from: &[bool]) -> bool {
+    let mut visited = std::collections::HashSet::new();
+    let mut stack = vec![(any.start(), text.start())];
+    while let Some((a, t)) = stack.pop() {
+        if any.is_accepting(a) || !visited.insert((a, t)) {
+            continue;
+        }
+        if t == crate::automata::DEAD || !unbounded_from[t as usize] {
+            return false;
+        }
+        for b in 0..=255u8 {
+            let next = any.next(a, b);
+            if next != crate::automata::DEAD {
+                stack.push((next, text.next(t, b)));
+            }
+        }
+    }
+    true
+}
+
+/// Per state of a JSON string automaton: whether no state reachable from it before the string
+/// closes has only finitely many completions.
+fn open_within_strings(text: &ByteDfa) -> Vec<bool> {
+    let n = text.state_count();
+    let unbounded = text.unbounded_from();
+    // Predecessors through transitions that leave an unclosed state.
+    let mut predecessors: Vec<Vec<StateId>> = vec![Vec::new(); n];
+    for p in 1..n as StateId {
+        if text.is_accepting(p) {
+            continue;
+        }
+        for b in 0..=255u8 {
+            let q = text.next(p, b);
+            if q != crate::automata::DEAD {
+                predecessors[q as usize].push(p);
+            }
+        }
+    }
+    let mut closed_off = vec![false; n];
+    let mut stack: Vec<StateId> =
+        (1..n as StateId).filter(|&s| !text.is_accepting(s) && !unbounded[s as usize]).collect();
+    while let Some(s) = stack.pop() {
+        if std::mem::replace(&mut closed_off[s as usize], true) {
+            continue;
+        }
+        stack.extend(predecessors[s as usize].iter().copied().filter(|&p| !closed_off[p as usize]));
+    }
+    let mut open: Vec<bool> = closed_off.iter().map(|&c| !c).collect();
+    open[crate::automata::DEAD as usize] = false;
+    open
+}
+
 /// Keys that can still be added to an object with keys `seen`, beyond the required ones
 /// (`u64::MAX`: unboundedly many); `named_open` says which named properties may still come.
 pub(crate) fn addable_optional_keys(
@@ -722,8 +797,10 @@ pub(crate) fn addable_optional_keys(
         None if sat[shape.other as usize] => return u64::MAX,
         None => 0,
         Some(keys) => {
+            // Classifying the keys seen costs a pattern run per key: only when the count is finite.
             let named = |k: &str| shape.properties.contains_key(k) || shape.required.contains(k);
-            let seen_allowed = seen.iter().filter(|k| !named(k) && sat[shape.value_schema(k) as usize]).count() as u64;
+            let seen_allowed =
+                || seen.iter().filter(|k| !named(k) && sat[shape.value_schema(k) as usize]).count() as u64;
             keys.addable(sat, seen_allowed)
         }
     };

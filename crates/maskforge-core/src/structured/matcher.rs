@@ -50,11 +50,11 @@ impl Value {
             Value::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
             Value::Counted(c) => c.string_context(graph, slack),
             Value::Object(o) => match o.phase {
-                ObjectPhase::InKey => o
-                    .tracks
-                    .iter()
-                    .all(|t| key_open(graph, t.shape(graph), &t.seen))
-                    .then_some((&graph.any_string, o.key_text)),
+                ObjectPhase::InKey => {
+                    let mut contexts = o.tracks.iter().map(|t| t.key_context(graph, o.key_text));
+                    let first = contexts.next()??;
+                    contexts.all(|c| c.is_some_and(|c| Arc::ptr_eq(c.0, first.0) && c.1 == first.1)).then_some(first)
+                }
                 ObjectPhase::InValue => common_context(graph, slack, o.tracks.iter().map(|t| t.child.as_ref())),
                 _ => None,
             },
@@ -147,6 +147,7 @@ impl Value {
                         shape: i as u32,
                         seen: Arc::new(Vec::new()),
                         allowed_key: DEAD,
+                        context_key: DEAD,
                         child: None,
                     })
                     .collect();
@@ -314,14 +315,30 @@ struct ObjectTrack {
     node: NodeId,
     shape: u32,
     seen: Arc<Vec<String>>,
-    /// State of the key being read on the shape's automaton of allowed unnamed keys.
+    /// State of the key being read on the shape's automaton of allowed unnamed keys, and on its
+    /// automaton of candidate keys (see [`PatternKeys`](super::graph::PatternKeys)).
     allowed_key: StateId,
+    context_key: StateId,
     child: Option<Value>,
 }
 
 impl ObjectTrack {
     fn shape<'g>(&self, graph: &'g Graph) -> &'g ObjectShape {
         &graph.node(self.node).objects[self.shape as usize]
+    }
+
+    /// The automaton and state that alone decide which bytes keep this track's key open and
+    /// live: the any-string automaton when any key may come, the shape's candidate keys when
+    /// patterns restrict keys but every open continuation still has infinitely many keys.
+    fn key_context<'g>(&self, graph: &'g Graph, key_text: StateId) -> Option<(&'g Arc<ByteDfa>, StateId)> {
+        let shape = self.shape(graph);
+        if key_open(graph, shape, &self.seen) {
+            return Some((&graph.any_string, key_text));
+        }
+        let keys = shape.keys.as_ref()?;
+        let text = keys.context_text.as_ref()?;
+        let live = self.context_key != DEAD && keys.context_from[self.context_key as usize];
+        (live && room_for_unnamed_key(graph, shape, &self.seen)).then_some((text, self.context_key))
     }
 }
 
@@ -392,15 +409,21 @@ fn key_allowed(graph: &Graph, shape: &ObjectShape, seen: &[String], key: &str) -
 /// Whether any key may come next (not only named ones): then every key text that stays a
 /// string is live, since infinitely many keys extend it and only finitely many were seen.
 fn key_open(graph: &Graph, shape: &ObjectShape, seen: &[String]) -> bool {
-    let max = shape.max.unwrap_or(u64::MAX);
-    let missing = missing_required(shape, seen).count() as u64;
-    let only_required = (seen.len() as u64).saturating_add(missing) + 1 > max;
     let open = match &shape.keys {
         None => graph.is_satisfiable(shape.other),
         Some(keys) => keys.open,
     };
-    // In declared order an undeclared key closes the declared ones: not while one is required.
-    !only_required && open && (!graph.ordered || object_live(graph, shape, seen, 1))
+    open && room_for_unnamed_key(graph, shape, seen)
+}
+
+/// Whether one more key that is not named by the shape fits: within `maxProperties` beside the
+/// required keys still missing, and, in declared order, with no required declared key missing
+/// (an undeclared key closes the declared ones).
+fn room_for_unnamed_key(graph: &Graph, shape: &ObjectShape, seen: &[String]) -> bool {
+    let max = shape.max.unwrap_or(u64::MAX);
+    let missing = missing_required(shape, seen).count() as u64;
+    let only_required = (seen.len() as u64).saturating_add(missing) + 1 > max;
+    !only_required && (!graph.ordered || object_live(graph, shape, seen, 1))
 }
 
 /// Whether a key whose text so far is `decoder` (and `allowed` on the shape's automaton of
@@ -469,8 +492,13 @@ impl ObjectValue {
     fn feed_key(&mut self, graph: &Graph, b: u8) -> DecodeStep {
         self.key_text = graph.any_string.next(self.key_text, b);
         for track in &mut self.tracks {
-            if let Some(text) = allowed_keys(graph, track) {
-                track.allowed_key = text.next(track.allowed_key, b);
+            if let Some(keys) = &track.shape(graph).keys {
+                if let Some(text) = &keys.allowed_text {
+                    track.allowed_key = text.next(track.allowed_key, b);
+                }
+                if let Some(text) = &keys.context_text {
+                    track.context_key = text.next(track.context_key, b);
+                }
             }
         }
         self.key.feed(b)
@@ -482,8 +510,13 @@ impl ObjectValue {
         self.key = StringDecoder::default();
         self.key_text = graph.any_string.next(graph.any_string.start(), b'"');
         for track in &mut self.tracks {
-            if let Some(text) = allowed_keys(graph, track) {
-                track.allowed_key = text.next(text.start(), b'"');
+            if let Some(keys) = &track.shape(graph).keys {
+                if let Some(text) = &keys.allowed_text {
+                    track.allowed_key = text.next(text.start(), b'"');
+                }
+                if let Some(text) = &keys.context_text {
+                    track.context_key = text.next(text.start(), b'"');
+                }
             }
         }
         let key = &self.key;
