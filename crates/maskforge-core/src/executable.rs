@@ -31,6 +31,14 @@ impl ExecutableSchema {
             Err(Error::Schema(d)) if d.code == DiagnosticCode::RequiresStructuredBackend => {
                 Backend::Structured(Arc::new(crate::structured::compile_document(document, options)?))
             }
+            // A language too large for one automaton may still run on the pushdown matcher,
+            // which never unfolds it; if that fails too, the size is the first cause.
+            Err(Error::Schema(d)) if d.code == DiagnosticCode::ResourceLimit => {
+                match crate::structured::compile_document(document, options) {
+                    Ok(program) => Backend::Structured(Arc::new(program)),
+                    Err(_) => return Err(Error::Schema(d)),
+                }
+            }
             Err(e) => return Err(e),
         };
         Ok(ExecutableSchema { backend })

@@ -148,6 +148,11 @@ fn structured_masks_equal_reference_masks() {
             r#"{"value": 1, "children": [{"value": 12}, {"children": [], "value": 100}]}"#,
         ),
         (
+            // Enough automaton states that string rows switch from the byte trie to a class trie.
+            r#"{"type": "object", "properties": {"ok": {"type": "string", "pattern": "^(value|children)[a-z]{0,16}$"}}}"#,
+            r#"{"ok": "childrenabcdefghijklmnop"}"#,
+        ),
+        (
             r#"{"type": "object", "properties": {"ok": {"type": "string", "maxLength": 260}}}"#,
             &*Box::leak(format!(r#"{{"ok": "{}\u00e9{}"}}"#, "ab".repeat(120), "\\n".repeat(19)).into_boxed_str()),
         ),
@@ -317,5 +322,25 @@ fn long_length_bounds_are_counted_in_code_points() {
             Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::ResourceLimit, "{schema}"),
             other => panic!("{schema}: {other:?}"),
         }
+    }
+}
+
+#[test]
+fn languages_too_large_for_one_automaton_run_on_the_structured_arm() {
+    let schema = r#"{"type": "object", "properties": {"a": {"type": "boolean"}, "b": {"type": "null"},
+        "c": {"type": "boolean"}, "d": {"type": "string"}}, "additionalProperties": false}"#;
+    let regular = Compiler::without_cache().compile_json_schema(schema).unwrap();
+    assert_eq!(regular.executable().backend_name(), "regular");
+    let mut limits = maskforge_core::SchemaResourceLimits::default();
+    limits.max_dfa_states = 60;
+    let options = maskforge_core::CompilerOptions::default().with_limits(limits);
+    let program = Compiler::new(options).compile_json_schema(schema).unwrap();
+    assert_eq!(program.executable().backend_name(), "structured");
+    for text in [r#"{"d":"x","a":true}"#, "{}", r#"{"c":false,"b":null,"a":true,"d":""}"#] {
+        assert_eq!(program.executable().accepts(text.as_bytes()), regular.executable().accepts(text.as_bytes()));
+        assert!(program.executable().accepts(text.as_bytes()), "{text}");
+    }
+    for text in [r#"{"a":1}"#, r#"{"e":null}"#, r#"{"a":true,"a":true}"#] {
+        assert!(!program.executable().accepts(text.as_bytes()), "{text}");
     }
 }

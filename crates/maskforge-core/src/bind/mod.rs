@@ -348,10 +348,10 @@ impl BoundInner {
     }
 
     /// The class trie of a string automaton's byte partition, once it pays: when a cache holds
-    /// it, or from the third split over the partition in this schema (building one costs several
+    /// it, or from the ninth split over the partition in this schema (building one costs several
     /// walks of the byte trie, which serves the first splits instead).
     fn string_trie(&self, rows: &StringRows, classes: &[u8; 256]) -> Option<Arc<TokenTrie>> {
-        const SPLITS_BEFORE_BUILDING: u32 = 2;
+        const SPLITS_BEFORE_BUILDING: u32 = 8;
         let mut local = rows.class_tries.lock().unwrap_or_else(|e| e.into_inner());
         let entry = local.entry(*classes).or_default();
         if let Some(trie) = &entry.trie {
