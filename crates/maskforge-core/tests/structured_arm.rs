@@ -148,6 +148,10 @@ fn structured_masks_equal_reference_masks() {
             r#"{"value": 1, "children": [{"value": 12}, {"children": [], "value": 100}]}"#,
         ),
         (
+            r#"{"type": "object", "dependentRequired": {"ok": ["value"]}, "dependentSchemas": {"value": {"maxProperties": 2}}}"#,
+            r#"{"value": [1], "ok": null}"#,
+        ),
+        (
             // Enough automaton states that string rows switch from the byte trie to a class trie.
             r#"{"type": "object", "properties": {"ok": {"type": "string", "pattern": "^(value|children)[a-z]{0,16}$"}}}"#,
             r#"{"ok": "childrenabcdefghijklmnop"}"#,
@@ -342,5 +346,36 @@ fn languages_too_large_for_one_automaton_run_on_the_structured_arm() {
     }
     for text in [r#"{"a":1}"#, r#"{"e":null}"#, r#"{"a":true,"a":true}"#] {
         assert!(!program.executable().accepts(text.as_bytes()), "{text}");
+    }
+}
+
+#[test]
+fn property_dependencies_in_every_draft_form() {
+    let draft7 = r#""$schema": "http://json-schema.org/draft-07/schema#""#;
+    let cases = [
+        (
+            format!(r#"{{{draft7}, "dependencies": {{"a": ["b", "c"], "d": {{"required": ["e"]}}}}}}"#),
+            vec![r#"{}"#, r#"{"b":1}"#, r#"{"a":1,"b":2,"c":3}"#, r#"{"d":1,"e":2}"#, "[]", "1"],
+            vec![r#"{"a":1}"#, r#"{"a":1,"b":2}"#, r#"{"d":1}"#, r#"{"c":1,"d":2,"a":3,"b":4}"#],
+        ),
+        (
+            r#"{"dependentRequired": {"a": ["b"]}, "dependentSchemas": {"b": {"properties": {"a": {"type": "integer"}}}}}"#
+                .to_string(),
+            vec![r#"{"b":true}"#, r#"{"a":1,"b":2}"#, "null"],
+            vec![r#"{"a":1}"#, r#"{"a":"x","b":2}"#],
+        ),
+    ];
+    for (schema, accepted, refused) in &cases {
+        check(schema, accepted, refused);
+    }
+    // The triggering key is only admitted while its dependencies can still be added.
+    let bounded = r#"{"type": "object", "dependentRequired": {"a": ["b", "c"]}, "maxProperties": 2}"#;
+    assert!(live(bounded, r#"{"b":1,"#) && !live(bounded, r#"{"a":"#) && !live(bounded, r#"{"b":1,"a""#));
+    // Draft 2020-12 no longer has `dependencies`: diagnosed rather than ignored.
+    match Compiler::without_cache().compile_json_schema(r#"{"dependencies": {"a": ["b"]}}"#) {
+        Err(Error::Schema(d)) => {
+            assert_eq!((d.code, d.keyword.as_deref()), (DiagnosticCode::UnsupportedKeyword, Some("dependencies")))
+        }
+        other => panic!("{other:?}"),
     }
 }

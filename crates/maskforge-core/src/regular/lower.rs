@@ -258,12 +258,22 @@ impl<'a> Lowering<'a> {
         if present.is_empty() {
             return Ok(TypeLang::Any);
         }
-        for keyword in
-            ["propertyNames", "dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties"]
-        {
+        for keyword in ["propertyNames", "unevaluatedProperties"] {
             if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
                 return Ok(TypeLang::Unsupported(read::unsupported(pointer, keyword)));
             }
+        }
+        let dependency_keywords: &[&str] =
+            if self.draft <= Draft::Draft7 { &["dependencies"] } else { &["dependentRequired", "dependentSchemas"] };
+        if let Some(keyword) = dependency_keywords.iter().find(|k| map.contains_key(**k)) {
+            return Ok(TypeLang::Unsupported(structured(
+                pointer,
+                keyword,
+                "property dependencies are tracked by the structured backend",
+            )));
+        }
+        if self.draft >= Draft::Draft201909 && map.contains_key("dependencies") {
+            return Ok(TypeLang::Unsupported(read::unsupported(pointer, "dependencies")));
         }
         let min = read::count(map, pointer, "minProperties", self.draft)?.unwrap_or(0);
         let max = read::count(map, pointer, "maxProperties", self.draft)?;

@@ -161,3 +161,51 @@ pub(crate) fn reference_target<'a>(
         )),
     }
 }
+
+/// What the presence of one property brings along (`dependencies`, `dependentRequired`,
+/// `dependentSchemas`).
+pub(crate) enum Dependency<'a> {
+    /// Further property names the object must then have.
+    Required(Vec<String>),
+    /// A schema the whole object must then satisfy.
+    Schema(Subschema<'a>),
+}
+
+/// The dependencies a schema object declares, by triggering property, in the forms its draft
+/// knows: `dependencies` (either form) up to draft 7, `dependentRequired` and
+/// `dependentSchemas` from 2019-09.
+pub(crate) fn dependencies<'a>(
+    map: &'a Map<String, Value>,
+    pointer: &str,
+    draft: Draft,
+) -> Read<Vec<(String, Dependency<'a>)>> {
+    let keywords: &[&str] =
+        if draft <= Draft::Draft7 { &["dependencies"] } else { &["dependentRequired", "dependentSchemas"] };
+    let mut out = Vec::new();
+    for &keyword in keywords {
+        let Some(value) = map.get(keyword) else { continue };
+        let Value::Object(entries) = value else {
+            return Err(invalid(pointer, keyword, format!("{keyword} must be an object")));
+        };
+        let base = pointer_push(pointer, keyword);
+        for (property, dependency) in entries {
+            let at = pointer_push(&base, property);
+            let names = |list: &Vec<Value>| -> Read<Vec<String>> {
+                list.iter()
+                    .map(|v| v.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| invalid(&at, keyword, "a dependency list holds property names"))
+            };
+            let dependency = match (keyword, dependency) {
+                ("dependentRequired", Value::Array(list)) | ("dependencies", Value::Array(list)) => {
+                    Dependency::Required(names(list)?)
+                }
+                ("dependentSchemas", Value::Object(_) | Value::Bool(_))
+                | ("dependencies", Value::Object(_) | Value::Bool(_)) => Dependency::Schema((dependency, at.clone())),
+                _ => return Err(invalid(&at, keyword, format!("{keyword} values must be property lists or schemas"))),
+            };
+            out.push((property.clone(), dependency));
+        }
+    }
+    Ok(out)
+}

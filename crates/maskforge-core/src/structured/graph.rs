@@ -278,6 +278,13 @@ impl Graph {
         (self.nodes.len() - 1) as NodeId
     }
 
+    /// A node admitting every value that is not an object, and the objects of `shape`.
+    pub(crate) fn non_objects_and(&mut self, shape: ObjectShape) -> NodeId {
+        let mut node = self.nodes[ANY as usize].clone();
+        node.objects = vec![shape];
+        self.add(node)
+    }
+
     /// Reserves a node whose content is set later with [`Graph::set`].
     pub(crate) fn reserve(&mut self) -> NodeId {
         self.add(Node::default())

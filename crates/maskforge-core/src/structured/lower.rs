@@ -19,6 +19,9 @@ use crate::schema::{pointer_push, SchemaDocument};
 
 type Lowered<T> = Result<T, Diagnostic>;
 
+/// Most property dependencies on one schema object (each doubles the shapes an object tracks).
+const MAX_DEPENDENCIES: usize = 8;
+
 pub(crate) struct Lowering<'a> {
     root: &'a Value,
     draft: Draft,
@@ -107,16 +110,8 @@ impl<'a> Lowering<'a> {
         for keyword in map.keys() {
             let blocked = matches!(
                 keyword.as_str(),
-                "not"
-                    | "if"
-                    | "propertyNames"
-                    | "dependencies"
-                    | "dependentRequired"
-                    | "dependentSchemas"
-                    | "unevaluatedProperties"
-                    | "unevaluatedItems"
-                    | "contains"
-            );
+                "not" | "if" | "propertyNames" | "unevaluatedProperties" | "unevaluatedItems" | "contains"
+            ) || (keyword == "dependencies" && self.draft >= Draft::Draft201909);
             if (blocked && is_known_keyword(keyword, self.draft)) || unsupported_everywhere(keyword, self.draft) {
                 return Err(unsupported(pointer, keyword));
             }
@@ -160,6 +155,7 @@ impl<'a> Lowering<'a> {
         if let Some(branches) = self.subschema_list(map, pointer, "anyOf")? {
             operands.push(self.graph.any(branches));
         }
+        operands.extend(self.dependencies(map, pointer)?);
         if let Some(branches) = self.subschema_list(map, pointer, "oneOf")? {
             let mut overlaps = Vec::new();
             for (i, &a) in branches.iter().enumerate() {
@@ -171,6 +167,37 @@ impl<'a> Lowering<'a> {
             operands.push(self.graph.any(branches));
         }
         Ok(operands)
+    }
+
+    /// One node per dependency: objects without the triggering property, or with it and what
+    /// it brings (further required names, or a schema the object must also satisfy). Each is a
+    /// disjunction of two shapes, so an object tracks at most `2^n` shapes for `n` of them.
+    fn dependencies(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
+        let dependencies = read::dependencies(map, pointer, self.draft)?;
+        if dependencies.len() > MAX_DEPENDENCIES {
+            let keyword = if self.draft <= Draft::Draft7 { "dependencies" } else { "dependentRequired" };
+            return Err(Diagnostic::new(
+                DiagnosticCode::ResourceLimit,
+                pointer,
+                format!("more than {MAX_DEPENDENCIES} property dependencies on one object"),
+            )
+            .with_keyword(keyword));
+        }
+        let mut nodes = Vec::new();
+        for (property, dependency) in dependencies {
+            let without = BTreeMap::from([(property.clone(), NEVER)]);
+            let absent = self.graph.non_objects_and(ObjectShape::plain(without, ANY, BTreeSet::new(), 0, None));
+            let mut required = BTreeSet::from([property]);
+            let mut present = Vec::new();
+            match dependency {
+                read::Dependency::Required(names) => required.extend(names),
+                read::Dependency::Schema((schema, at)) => present.push(self.schema(schema, &at)?),
+            }
+            present.push(self.graph.non_objects_and(ObjectShape::plain(BTreeMap::new(), ANY, required, 0, None)));
+            let present = self.graph.all(present);
+            nodes.push(self.graph.any(vec![absent, present]));
+        }
+        Ok(nodes)
     }
 
     fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<NodeId> {
