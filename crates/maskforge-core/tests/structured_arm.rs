@@ -152,6 +152,10 @@ fn structured_masks_equal_reference_masks() {
             r#"{"value": [1], "ok": null}"#,
         ),
         (
+            r#"{"type": "object", "propertyNames": {"pattern": "^[a-z]+$", "maxLength": 5}, "patternProperties": {"^v": {"type": "integer"}}}"#,
+            r#"{"value": 1, "ok": [], "\u006bey": null}"#,
+        ),
+        (
             // Enough automaton states that string rows switch from the byte trie to a class trie.
             r#"{"type": "object", "properties": {"ok": {"type": "string", "pattern": "^(value|children)[a-z]{0,16}$"}}}"#,
             r#"{"ok": "childrenabcdefghijklmnop"}"#,
@@ -376,6 +380,30 @@ fn property_dependencies_in_every_draft_form() {
         Err(Error::Schema(d)) => {
             assert_eq!((d.code, d.keyword.as_deref()), (DiagnosticCode::UnsupportedKeyword, Some("dependencies")))
         }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn property_names_restrict_every_key() {
+    let schema = r#"{"type": "object", "propertyNames": {"maxLength": 3, "pattern": "^[a-z]"},
+        "properties": {"long": true, "ok": {"type": "integer"}}, "additionalProperties": {"type": "string"}}"#;
+    check(
+        schema,
+        &[r#"{"ok":1,"abc":"x"}"#, "{}", r#"{"\u0061":"x"}"#],
+        &[r#"{"long":1}"#, r#"{"abcd":"x"}"#, r#"{"1":"x"}"#, r#"{"ok":"x"}"#],
+    );
+    assert!(live(schema, r#"{"ab"#) && !live(schema, r#"{"abcd"#) && live(schema, r#"{"lo"#));
+    assert!(!live(schema, r#"{"long""#) && !live(schema, r#"{"1"#));
+    // Finitely many names: every one used, no key can follow.
+    let finite = r#"{"type": "object", "propertyNames": {"enum": ["a", "b"]}}"#;
+    assert!(live(finite, r#"{"a":1,""#) && !live(finite, r#"{"a":1,"b":2,"#));
+    check(r#"{"propertyNames": false}"#, &["{}", "1", "[]"], &[r#"{"a":1}"#]);
+    // A required name that propertyNames excludes makes objects impossible.
+    match Compiler::without_cache()
+        .compile_json_schema(r#"{"type": "object", "required": ["A"], "propertyNames": {"pattern": "^[a-z]+$"}}"#)
+    {
+        Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsatisfiableSchema),
         other => panic!("{other:?}"),
     }
 }

@@ -303,6 +303,27 @@ impl ByteDfa {
         ByteDfa::universe().difference(self, max_states)
     }
 
+    /// The automaton with states `0..state_count` (state 0 dead), moving by `next`; trimmed and
+    /// minimised.
+    pub(crate) fn from_fn(
+        state_count: usize,
+        start: StateId,
+        accepting: Vec<bool>,
+        next: impl Fn(StateId, u8) -> StateId,
+    ) -> ByteDfa {
+        let mut column_of = [0u8; 256];
+        for (b, column) in column_of.iter_mut().enumerate() {
+            *column = b as u8;
+        }
+        let mut transitions = Vec::with_capacity(state_count * 256);
+        for state in 0..state_count as StateId {
+            transitions.extend((0..=255u8).map(|b| if state == DEAD { DEAD } else { next(state, b) }));
+        }
+        let raw =
+            RawDfa { columns: 256, column_of: ColumnMap::Classes(Box::new(column_of)), transitions, accepting, start };
+        raw.finish()
+    }
+
     /// The automaton of all byte strings.
     pub fn universe() -> ByteDfa {
         ByteDfa {

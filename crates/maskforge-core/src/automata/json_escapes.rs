@@ -563,3 +563,59 @@ mod tests {
         assert_eq!(json_strings_decoding_to(&decoded, 50).unwrap_err(), StateLimitExceeded { limit: 50 });
     }
 }
+
+/// The decoded values of the JSON string texts `text` accepts, as UTF-8 bytes: the inverse of
+/// [`json_strings_decoding_to`] for automata that accept every spelling of their strings (all
+/// automata built here do), read through each value's canonical spelling (raw where JSON allows,
+/// `\"`, `\\`, short control escapes, `\u00xx` otherwise).
+pub fn decoded_strings(text: &ByteDfa) -> ByteDfa {
+    if text.is_empty_language() {
+        return ByteDfa::empty();
+    }
+    let spell = |state: StateId, b: u8| -> StateId {
+        let short = match b {
+            b'"' => Some(b'"'),
+            b'\\' => Some(b'\\'),
+            0x08 => Some(b'b'),
+            0x0C => Some(b'f'),
+            b'\n' => Some(b'n'),
+            b'\r' => Some(b'r'),
+            b'\t' => Some(b't'),
+            _ => None,
+        };
+        match (short, b) {
+            (Some(letter), _) => text.run(state, &[b'\\', letter]),
+            (None, 0x00..=0x1F) => text.run(state, format!("\\u{b:04x}").as_bytes()),
+            (None, _) => text.next(state, b),
+        }
+    };
+    let start = text.next(text.start(), b'"');
+    let accepting = (0..text.state_count() as StateId)
+        .map(|s| {
+            s != DEAD && {
+                let closed = text.next(s, b'"');
+                closed != DEAD && text.is_accepting(closed)
+            }
+        })
+        .collect();
+    ByteDfa::from_fn(text.state_count(), start, accepting, spell)
+}
+
+#[cfg(test)]
+mod decoded_tests {
+    use super::*;
+    use crate::automata::{ecma, json};
+
+    #[test]
+    fn decoded_strings_inverts_the_escape_layer() {
+        let literal = json::string_literal("a\"b\n\u{1}é").compile(10_000, 100_000).unwrap();
+        let decoded = decoded_strings(&literal);
+        assert!(decoded.matches("a\"b\n\u{1}é".as_bytes()));
+        assert!(!decoded.matches(b"a\"b\n") && !decoded.matches(b""));
+        let pattern = ecma::pattern_language("^[a-c\\n\"]{2,3}$", 10_000).unwrap();
+        let round_trip = decoded_strings(&json_strings_decoding_to(&pattern, 10_000).unwrap());
+        for s in ["ab", "a\nc", "\"\"\"", "a", "abcd", "xy", "a\\"] {
+            assert_eq!(round_trip.matches(s.as_bytes()), pattern.matches(s.as_bytes()), "{s:?}");
+        }
+    }
+}

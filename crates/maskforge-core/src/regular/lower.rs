@@ -258,10 +258,15 @@ impl<'a> Lowering<'a> {
         if present.is_empty() {
             return Ok(TypeLang::Any);
         }
-        for keyword in ["propertyNames", "unevaluatedProperties"] {
-            if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
-                return Ok(TypeLang::Unsupported(read::unsupported(pointer, keyword)));
-            }
+        if map.contains_key("propertyNames") && is_known_keyword("propertyNames", self.draft) {
+            return Ok(TypeLang::Unsupported(structured(
+                pointer,
+                "propertyNames",
+                "key constraints are tracked by the structured backend",
+            )));
+        }
+        if map.contains_key("unevaluatedProperties") && is_known_keyword("unevaluatedProperties", self.draft) {
+            return Ok(TypeLang::Unsupported(read::unsupported(pointer, "unevaluatedProperties")));
         }
         let dependency_keywords: &[&str] =
             if self.draft <= Draft::Draft7 { &["dependencies"] } else { &["dependentRequired", "dependentSchemas"] };

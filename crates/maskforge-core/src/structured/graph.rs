@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::automata::json_escapes::json_strings_decoding_to;
+use crate::automata::json_escapes::{decoded_strings, json_strings_decoding_to};
 use crate::automata::{ecma, json, ByteDfa, Re, StateId};
 use crate::numbers::NumberConstraints;
 use crate::schema::strings::{LengthRange, MAX_LENGTH_BOUND};
@@ -53,6 +53,8 @@ pub(crate) struct ObjectShape {
     pub(crate) others: Vec<NodeId>,
     /// `patternProperties` of those schema objects, flattened.
     pub(crate) patterns: Vec<PatternProperty>,
+    /// `propertyNames`: the schema every key must satisfy (as a string).
+    pub(crate) names: Option<NodeId>,
     /// How unnamed keys are classified by the patterns; set when the graph is finished.
     pub(crate) keys: Option<Arc<PatternKeys>>,
     pub(crate) required: BTreeSet<String>,
@@ -73,6 +75,8 @@ pub(crate) struct PatternProperty {
 /// matches, as a bit set): every key of one signature has the same schema.
 #[derive(Debug)]
 pub(crate) struct PatternKeys {
+    /// The keys `propertyNames` admits (decoded UTF-8), when it is present.
+    pub(crate) names: Option<ByteDfa>,
     /// Schema of each signature some unnamed key has.
     pub(crate) signatures: HashMap<u64, NodeId>,
     /// Keys of each signature, as decoded UTF-8, named keys removed.
@@ -118,6 +122,7 @@ impl ObjectShape {
             other,
             others: vec![other],
             patterns: Vec::new(),
+            names: None,
             keys: None,
             required,
             min,
@@ -146,6 +151,7 @@ impl ObjectShape {
         }
         match &self.keys {
             None => self.other,
+            Some(keys) if keys.names.as_ref().is_some_and(|names| !names.matches(key.as_bytes())) => NEVER,
             Some(keys) => keys.signatures.get(&self.signature(key)).copied().unwrap_or(NEVER),
         }
     }
@@ -164,9 +170,10 @@ impl ObjectShape {
         operands
     }
 
-    /// Whether this shape needs [`PatternKeys`].
-    fn has_patterns(&self) -> bool {
-        !self.patterns.is_empty()
+    /// Whether this shape classifies its keys with [`PatternKeys`] (patterns or
+    /// `propertyNames` restrict them).
+    fn classifies_keys(&self) -> bool {
+        !self.patterns.is_empty() || self.names.is_some()
     }
 }
 
@@ -336,7 +343,7 @@ impl Graph {
         if let Some(&node) = shape.properties.get(key) {
             return node;
         }
-        if !shape.has_patterns() {
+        if !shape.classifies_keys() {
             return shape.other;
         }
         let operands = shape.signature_operands(shape.signature(key));
@@ -390,7 +397,7 @@ impl Graph {
         let mut todo = Vec::new();
         for (id, node) in self.nodes.iter().enumerate() {
             for (i, shape) in node.objects.iter().enumerate() {
-                if shape.has_patterns() && shape.keys.is_none() {
+                if shape.classifies_keys() && shape.keys.is_none() {
                     todo.push((id, i));
                 }
             }
@@ -398,6 +405,14 @@ impl Graph {
         for &(id, i) in &todo {
             let shape = self.nodes[id].objects[i].clone();
             let keys = self.pattern_keys(&shape)?;
+            // Named properties outside `propertyNames` cannot occur.
+            if let Some(names) = &keys.names {
+                for (name, node) in self.nodes[id].objects[i].properties.iter_mut() {
+                    if !names.matches(name.as_bytes()) {
+                        *node = NEVER;
+                    }
+                }
+            }
             self.nodes[id].objects[i].keys = Some(Arc::new(keys));
         }
         Ok(!todo.is_empty())
@@ -408,8 +423,24 @@ impl Graph {
         let named: BTreeSet<&String> = shape.properties.keys().chain(&shape.required).collect();
         // Keys matching exactly the patterns of `sig`, split pattern by pattern (in or out),
         // skipping every branch whose language is already empty.
+        // The key universe: every key, or those `propertyNames` admits.
+        let names = match shape.names {
+            None => None,
+            Some(node) => {
+                let node = &self.nodes[node as usize];
+                if node.counted_strings.is_some() {
+                    return Err(GraphError::CountedStrings);
+                }
+                let texts = node.strings.as_deref().cloned().unwrap_or_else(ByteDfa::empty);
+                Some(decoded_strings(&texts))
+            }
+        };
+        let universe = match &names {
+            None => self.any_key.as_ref().clone(),
+            Some(names) => self.any_key.intersect(names, self.max_dfa_states).map_err(limit)?,
+        };
         let mut languages: Vec<(u64, ByteDfa)> = Vec::new();
-        let mut branches = vec![(0usize, 0u64, self.any_key.as_ref().clone())];
+        let mut branches = vec![(0usize, 0u64, universe)];
         while let Some((i, sig, language)) = branches.pop() {
             if i == shape.patterns.len() {
                 languages.push((sig, language));
@@ -438,6 +469,7 @@ impl Graph {
         }
         languages.retain(|(sig, _)| signatures.contains_key(sig));
         Ok(PatternKeys {
+            names,
             signatures,
             languages,
             counts,
@@ -481,6 +513,7 @@ impl Graph {
                     .map_err(|e| GraphError::TooManyStates(e.limit))?;
                 let context_from = open_within_strings(&context_text);
                 let keys = PatternKeys {
+                    names: keys.names.clone(),
                     signatures: keys.signatures.clone(),
                     languages: Vec::new(),
                     counts: keys.counts.clone(),
@@ -662,6 +695,10 @@ impl Graph {
                 if patterns.len() > MAX_PATTERNS_PER_OBJECT {
                     return Err(GraphError::TooManyPatterns);
                 }
+                let names = match (p.names, q.names) {
+                    (Some(a), Some(b)) => Some(self.all(vec![a, b])),
+                    (a, b) => a.or(b),
+                };
                 let mut order = p.order.clone();
                 order.extend(q.order.iter().filter(|k| !p.order.contains(k)).cloned());
                 node.objects.push(ObjectShape {
@@ -670,6 +707,7 @@ impl Graph {
                     other: self.all(vec![p.other, q.other]),
                     others: p.others.iter().chain(&q.others).copied().collect(),
                     patterns,
+                    names,
                     keys: None,
                     required: p.required.union(&q.required).cloned().collect(),
                     min: p.min.max(q.min),

@@ -108,10 +108,9 @@ impl<'a> Lowering<'a> {
     /// The conjunction of node ids a schema object stands for.
     fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
         for keyword in map.keys() {
-            let blocked = matches!(
-                keyword.as_str(),
-                "not" | "if" | "propertyNames" | "unevaluatedProperties" | "unevaluatedItems" | "contains"
-            ) || (keyword == "dependencies" && self.draft >= Draft::Draft201909);
+            let blocked =
+                matches!(keyword.as_str(), "not" | "if" | "unevaluatedProperties" | "unevaluatedItems" | "contains")
+                    || (keyword == "dependencies" && self.draft >= Draft::Draft201909);
             if (blocked && is_known_keyword(keyword, self.draft)) || unsupported_everywhere(keyword, self.draft) {
                 return Err(unsupported(pointer, keyword));
             }
@@ -369,6 +368,7 @@ impl<'a> Lowering<'a> {
             Some(_) => return Err(invalid(pointer, "patternProperties", "patternProperties must be an object")),
         }
         let other = self.subschema(map, pointer, "additionalProperties")?.unwrap_or(ANY);
+        let names = if self.draft >= Draft::Draft6 { self.subschema(map, pointer, "propertyNames")? } else { None };
         if !admitted {
             return Ok(None);
         }
@@ -380,6 +380,7 @@ impl<'a> Lowering<'a> {
         }
         let mut shape = ObjectShape::plain(properties, other, required, min, max);
         shape.patterns = patterns;
+        shape.names = names.filter(|&n| n != ANY);
         shape.order = order;
         Ok(Some(shape))
     }
