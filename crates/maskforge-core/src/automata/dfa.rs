@@ -217,60 +217,48 @@ impl ByteDfa {
     /// Length in bytes of the longest accepted string (`None`: unbounded; the empty language
     /// gives `Some(0)`).
     pub fn longest_match(&self) -> Option<u64> {
+        self.fold_finite(|_, successors| successors.iter().map(|&(below, _)| below + 1).max().unwrap_or(0))
+    }
+
+    /// How many strings the automaton accepts (`None`: infinitely many; saturating).
+    pub fn language_size(&self) -> Option<u64> {
+        self.fold_finite(|state, successors| {
+            successors.iter().fold(u64::from(self.is_accepting(state)), |total, &(below, bytes)| {
+                total.saturating_add(below.saturating_mul(bytes))
+            })
+        })
+    }
+
+    /// A value computed bottom-up over a finite language: `combine(state, successors)` gets each
+    /// successor's value and how many bytes lead there. `None` when the language is infinite;
+    /// the empty language gives `Some(0)`.
+    fn fold_finite(&self, combine: impl Fn(StateId, &[(u64, u64)]) -> u64) -> Option<u64> {
         if self.is_empty_language() {
             return Some(0);
         }
         if self.unbounded_from()[self.start as usize] {
             return None;
         }
-        let mut longest: Vec<Option<u64>> = vec![None; self.state_count()];
+        // The states reachable from the start form a DAG: post-order.
+        let mut value: Vec<Option<u64>> = vec![None; self.state_count()];
         let mut stack: Vec<(StateId, bool)> = vec![(self.start, false)];
         while let Some((s, expanded)) = stack.pop() {
-            if longest[s as usize].is_some() {
+            if value[s as usize].is_some() {
                 continue;
             }
             let successors = self.successors(s);
             if expanded {
-                let below = successors.iter().map(|&(to, _)| longest[to as usize].expect("done first") + 1).max();
-                longest[s as usize] = Some(below.unwrap_or(0));
+                let below: Vec<(u64, u64)> = successors
+                    .iter()
+                    .map(|&(to, bytes)| (value[to as usize].expect("successors are done first"), bytes))
+                    .collect();
+                value[s as usize] = Some(combine(s, &below));
             } else {
                 stack.push((s, true));
                 stack.extend(successors.into_iter().map(|(to, _)| (to, false)));
             }
         }
-        longest[self.start as usize]
-    }
-
-    /// How many strings the automaton accepts (`None`: infinitely many; saturating).
-    pub fn language_size(&self) -> Option<u64> {
-        if self.is_empty_language() {
-            return Some(0);
-        }
-        let unbounded = self.unbounded_from();
-        if unbounded[self.start as usize] {
-            return None;
-        }
-        // The states reachable from the start form a DAG: count paths in post-order.
-        let mut count: Vec<Option<u64>> = vec![None; self.state_count()];
-        let mut stack: Vec<(StateId, bool)> = vec![(self.start, false)];
-        while let Some((s, expanded)) = stack.pop() {
-            if count[s as usize].is_some() {
-                continue;
-            }
-            let successors = self.successors(s);
-            if expanded {
-                let mut total = u64::from(self.is_accepting(s));
-                for (to, bytes) in successors {
-                    let below = count[to as usize].expect("successors are counted first");
-                    total = total.saturating_add(below.saturating_mul(bytes));
-                }
-                count[s as usize] = Some(total);
-            } else {
-                stack.push((s, true));
-                stack.extend(successors.into_iter().map(|(to, _)| (to, false)));
-            }
-        }
-        count[self.start as usize]
+        value[self.start as usize]
     }
 
     /// Approximate heap size in bytes.
@@ -962,5 +950,25 @@ mod tests {
     fn state_limit_is_reported() {
         let d = dfa(Re::repeat(Re::byte_range(0, 255), 0, Some(50)));
         assert!(d.intersect(&d, 10).is_err());
+    }
+}
+
+#[cfg(test)]
+mod finite_language_tests {
+    use super::*;
+    use crate::automata::Re;
+
+    #[test]
+    fn sizes_and_longest_matches_of_finite_languages() {
+        let words = Re::alt(vec![Re::literal(b"a"), Re::literal(b"bc"), Re::literal(b"def"), Re::literal(b"de")]);
+        let dfa = words.compile(1_000, 10_000).unwrap();
+        assert_eq!((dfa.language_size(), dfa.longest_match()), (Some(4), Some(3)));
+        let bytes =
+            Re::concat(vec![Re::byte_range(b'0', b'9'), Re::byte_range(b'a', b'b')]).compile(1_000, 10_000).unwrap();
+        assert_eq!(bytes.language_size(), Some(20));
+        let star = Re::repeat(Re::literal(b"a"), 0, None).compile(1_000, 10_000).unwrap();
+        assert_eq!((star.language_size(), star.longest_match()), (None, None));
+        assert!(star.unbounded_from()[star.start() as usize]);
+        assert_eq!((ByteDfa::empty().language_size(), ByteDfa::empty().longest_match()), (Some(0), Some(0)));
     }
 }
