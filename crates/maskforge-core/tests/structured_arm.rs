@@ -156,6 +156,10 @@ fn structured_masks_equal_reference_masks() {
             r#"{"value": 1, "ok": [], "\u006bey": null}"#,
         ),
         (
+            r#"{"type": "array", "contains": {"type": "string", "minLength": 2}, "minContains": 2, "maxItems": 4}"#,
+            r#"[1, "ok", null, "value"]"#,
+        ),
+        (
             // Enough automaton states that string rows switch from the byte trie to a class trie.
             r#"{"type": "object", "properties": {"ok": {"type": "string", "pattern": "^(value|children)[a-z]{0,16}$"}}}"#,
             r#"{"ok": "childrenabcdefghijklmnop"}"#,
@@ -406,4 +410,28 @@ fn property_names_restrict_every_key() {
         Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsatisfiableSchema),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn contains_counts_matching_items_and_forces_the_last_chances() {
+    let schema =
+        r#"{"type": "array", "contains": {"type": "integer", "minimum": 10}, "minContains": 2, "maxItems": 3}"#;
+    check(schema, &["[10, 11]", "[1, 10, 12]", "[10, null, 10.0]"], &["[10]", "[1, 2, 10]", "[]", "[10, 1, 2]"]);
+    // With one slot left and one match missing, only a matching item may start.
+    assert!(live(schema, "[1, 10, 1") && !live(schema, "[1, 10, 9,") && !live(schema, "[1, 10, 9]"));
+    assert!(live(schema, "[1, 2"), "2 may still become 20");
+    assert!(!live(schema, "[1, 2]") && !live(schema, "[1, 2,"), "one slot left for two matches");
+    // Items already constrained by `items`: the match must satisfy both.
+    check(
+        r#"{"items": {"type": "number"}, "contains": {"const": 3}}"#,
+        &["[3]", "[1, 3.0, 2]", "{}", "3"],
+        &["[]", "[1, 2]", r#"["3"]"#],
+    );
+    // minContains 0 always holds; maxContains is not supported yet and says so.
+    check(r#"{"contains": {"const": 1}, "minContains": 0}"#, &["[]", "[2]"], &[]);
+    match Compiler::without_cache().compile_json_schema(r#"{"contains": {"const": 1}, "maxContains": 1}"#) {
+        Err(Error::Schema(d)) => assert_eq!(d.keyword.as_deref(), Some("maxContains")),
+        other => panic!("{other:?}"),
+    }
+    check(r#"{"maxContains": 1}"#, &["[1, 1]"], &[]);
 }

@@ -396,10 +396,15 @@ impl<'a> Lowering<'a> {
         if !ARRAY_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
             return Ok(TypeLang::Any);
         }
-        for keyword in ["contains", "unevaluatedItems"] {
-            if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
-                return Ok(TypeLang::Unsupported(read::unsupported(pointer, keyword)));
-            }
+        if map.contains_key("unevaluatedItems") && is_known_keyword("unevaluatedItems", self.draft) {
+            return Ok(TypeLang::Unsupported(read::unsupported(pointer, "unevaluatedItems")));
+        }
+        if map.contains_key("contains") && is_known_keyword("contains", self.draft) {
+            return Ok(TypeLang::Unsupported(structured(
+                pointer,
+                "contains",
+                "counting the items that match contains needs the structured backend",
+            )));
         }
         let min = read::count(map, pointer, "minItems", self.draft)?.unwrap_or(0);
         let max = read::count(map, pointer, "maxItems", self.draft)?;

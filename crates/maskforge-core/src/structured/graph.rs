@@ -38,6 +38,18 @@ pub(crate) struct ArrayShape {
     pub(crate) rest: NodeId,
     pub(crate) min: u64,
     pub(crate) max: Option<u64>,
+    /// `contains` with `minContains`.
+    pub(crate) contains: Option<Contains>,
+}
+
+/// At least `min` items must satisfy `node`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Contains {
+    pub(crate) node: NodeId,
+    pub(crate) min: u64,
+    /// Each prefix position's item schema together with `node`, then the rest's.
+    pub(crate) prefix_matching: Vec<NodeId>,
+    pub(crate) rest_matching: NodeId,
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +116,20 @@ pub(crate) const MAX_PATTERNS_PER_OBJECT: usize = 8;
 impl ArrayShape {
     pub(crate) fn item(&self, index: u64) -> NodeId {
         usize::try_from(index).ok().and_then(|i| self.prefix.get(i).copied()).unwrap_or(self.rest)
+    }
+}
+
+impl Contains {
+    /// The `contains` rule for items `prefix` then `rest`.
+    pub(crate) fn new(graph: &mut Graph, node: NodeId, min: u64, prefix: &[NodeId], rest: NodeId) -> Contains {
+        let prefix_matching = prefix.iter().map(|&item| graph.all(vec![item, node])).collect();
+        let rest_matching = graph.all(vec![rest, node]);
+        Contains { node, min, prefix_matching, rest_matching }
+    }
+
+    /// Item `index` of the array, made to satisfy the `contains` schema.
+    pub(crate) fn matching(&self, index: u64) -> NodeId {
+        usize::try_from(index).ok().and_then(|i| self.prefix_matching.get(i).copied()).unwrap_or(self.rest_matching)
     }
 }
 
@@ -242,6 +268,8 @@ pub(crate) enum GraphError {
     TooManyStates(usize),
     /// More than [`MAX_PATTERNS_PER_OBJECT`] patterns apply to one object.
     TooManyPatterns,
+    /// Two `contains` rules on one array (each needs its own count).
+    TwoContains,
     /// Strings with a length bound above [`MAX_LENGTH_BOUND`] combined with a language that is
     /// not a finite set of short strings, or disjoint ranges of such lengths.
     CountedStrings,
@@ -273,7 +301,7 @@ impl Graph {
             numbers: vec![Arc::new(NumberConstraints::default())],
             strings: Some(any_string),
             counted_strings: None,
-            arrays: vec![ArrayShape { prefix: Vec::new(), rest: ANY, min: 0, max: None }],
+            arrays: vec![ArrayShape { prefix: Vec::new(), rest: ANY, min: 0, max: None, contains: None }],
             objects: vec![ObjectShape::plain(BTreeMap::new(), ANY, BTreeSet::new(), 0, None)],
         });
         graph
@@ -670,9 +698,15 @@ impl Graph {
         for p in &x.arrays {
             for q in &y.arrays {
                 let len = p.prefix.len().max(q.prefix.len());
-                let prefix = (0..len as u64).map(|i| self.all(vec![p.item(i), q.item(i)])).collect();
+                let prefix: Vec<NodeId> = (0..len as u64).map(|i| self.all(vec![p.item(i), q.item(i)])).collect();
                 let rest = self.all(vec![p.rest, q.rest]);
-                node.arrays.push(ArrayShape { prefix, rest, min: p.min.max(q.min), max: min_bound(p.max, q.max) });
+                let contains = match (&p.contains, &q.contains) {
+                    (Some(_), Some(_)) => return Err(GraphError::TwoContains),
+                    (Some(c), None) | (None, Some(c)) => Some(Contains::new(self, c.node, c.min, &prefix, rest)),
+                    (None, None) => None,
+                };
+                let (min, max) = (p.min.max(q.min), min_bound(p.max, q.max));
+                node.arrays.push(ArrayShape { prefix, rest, min, max, contains });
             }
         }
         for p in &x.objects {
@@ -772,7 +806,32 @@ pub(crate) fn reachable_items(shape: &ArrayShape, sat: &[bool]) -> u64 {
 }
 
 fn array_has_witness(shape: &ArrayShape, sat: &[bool]) -> bool {
-    shape.max.is_none_or(|max| shape.min <= max) && reachable_items(shape, sat) >= shape.min
+    shape.max.is_none_or(|max| shape.min <= max)
+        && reachable_items(shape, sat) >= shape.min
+        && contains_reachable(shape, sat, 0, 0)
+}
+
+/// Whether items from position `count` on can still bring the matching items to `contains`'
+/// minimum (`found` so far) within `maxItems`, every item before them satisfiable.
+pub(crate) fn contains_reachable(shape: &ArrayShape, sat: &[bool], count: u64, found: u64) -> bool {
+    let Some(c) = &shape.contains else { return true };
+    let mut needed = c.min.saturating_sub(found);
+    let max = shape.max.unwrap_or(u64::MAX);
+    let mut i = count;
+    while needed > 0 {
+        if i >= shape.prefix.len() as u64 {
+            // Every later position is alike: the rest.
+            return sat[shape.rest as usize] && sat[c.rest_matching as usize] && i.saturating_add(needed) <= max;
+        }
+        if i >= max || !sat[shape.item(i) as usize] {
+            return false;
+        }
+        if sat[c.matching(i) as usize] {
+            needed -= 1;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Whether every unclosed JSON string text (on `any`) is, on `text`, a state from which

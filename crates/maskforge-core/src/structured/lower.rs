@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::graph::{
-    ArrayShape, Graph, Node, NodeId, ObjectShape, PatternProperty, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
+    ArrayShape, Contains, Graph, Node, NodeId, ObjectShape, PatternProperty, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
 };
 use crate::automata::{ecma, json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
@@ -108,9 +108,10 @@ impl<'a> Lowering<'a> {
     /// The conjunction of node ids a schema object stands for.
     fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
         for keyword in map.keys() {
-            let blocked =
-                matches!(keyword.as_str(), "not" | "if" | "unevaluatedProperties" | "unevaluatedItems" | "contains")
-                    || (keyword == "dependencies" && self.draft >= Draft::Draft201909);
+            // `maxContains` only matters beside `contains`.
+            let blocked = matches!(keyword.as_str(), "not" | "if" | "unevaluatedProperties" | "unevaluatedItems")
+                || (keyword == "dependencies" && self.draft >= Draft::Draft201909)
+                || (keyword == "maxContains" && map.contains_key("contains"));
             if (blocked && is_known_keyword(keyword, self.draft)) || unsupported_everywhere(keyword, self.draft) {
                 return Err(unsupported(pointer, keyword));
             }
@@ -316,13 +317,24 @@ impl<'a> Lowering<'a> {
         let items = read::array_items(map, pointer, self.draft)?;
         let prefix = items.prefix.iter().map(|(value, at)| self.schema(value, at)).collect::<Lowered<Vec<_>>>()?;
         let rest = items.rest.as_ref().map(|(value, at)| self.schema(value, at)).transpose()?.unwrap_or(ANY);
+        let contains = if self.draft >= Draft::Draft6 { self.subschema(map, pointer, "contains")? } else { None };
+        // `minContains` (2019-09) defaults to 1; 0 makes `contains` always hold.
+        let contains_min = if self.draft >= Draft::Draft201909 {
+            read::count(map, pointer, "minContains", self.draft)?.unwrap_or(1)
+        } else {
+            1
+        };
         if !admitted {
             return Ok(None);
         }
         if unique && max.is_none_or(|m| m > 1) {
             return Err(unsupported(pointer, "uniqueItems"));
         }
-        Ok(Some(ArrayShape { prefix, rest, min, max }))
+        let contains = match contains {
+            Some(node) if contains_min > 0 => Some(Contains::new(&mut self.graph, node, contains_min, &prefix, rest)),
+            _ => None,
+        };
+        Ok(Some(ArrayShape { prefix, rest, min, max, contains }))
     }
 
     fn object(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ObjectShape>> {
@@ -402,7 +414,7 @@ impl<'a> Lowering<'a> {
             Value::Array(items) => {
                 let prefix = items.iter().map(|v| self.value_node(v)).collect::<Lowered<Vec<_>>>()?;
                 let len = prefix.len() as u64;
-                node.arrays.push(ArrayShape { prefix, rest: NEVER, min: len, max: Some(len) });
+                node.arrays.push(ArrayShape { prefix, rest: NEVER, min: len, max: Some(len), contains: None });
             }
             Value::Object(map) => {
                 let mut properties = BTreeMap::new();

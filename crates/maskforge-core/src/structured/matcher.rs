@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use super::graph::{addable_optional_keys, reachable_items, ArrayShape, Graph, NodeId, ObjectShape};
+use super::graph::{
+    addable_optional_keys, contains_reachable, reachable_items, ArrayShape, Graph, NodeId, ObjectShape,
+};
 use super::strings::{CodePointCounter, DecodeStep, StringDecoder};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
@@ -165,8 +167,16 @@ impl Value {
                     .arrays
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| array_live(graph, s, 0))
-                    .map(|(i, _)| ArrayTrack { node, shape: i as u32, count: 0, child: None })
+                    .filter(|(_, s)| array_live(graph, s, 0, 0))
+                    .map(|(i, _)| ArrayTrack {
+                        node,
+                        shape: i as u32,
+                        count: 0,
+                        found: 0,
+                        child: None,
+                        probe: None,
+                        forced: false,
+                    })
                     .collect();
                 (!shapes.is_empty())
                     .then(|| Value::Array(Box::new(ArrayValue { phase: ArrayPhase::AfterOpen, tracks: shapes })))
@@ -641,7 +651,13 @@ struct ArrayTrack {
     node: NodeId,
     shape: u32,
     count: u64,
+    /// Items so far that satisfied `contains`.
+    found: u64,
     child: Option<Value>,
+    /// The current item read against the `contains` schema too, while it may still match.
+    probe: Option<Value>,
+    /// Whether the current item must match `contains` (its child is the conjunction).
+    forced: bool,
 }
 
 impl ArrayTrack {
@@ -650,10 +666,14 @@ impl ArrayTrack {
     }
 }
 
-/// Whether an array with `count` items can still be completed.
-fn array_live(graph: &Graph, shape: &ArrayShape, count: u64) -> bool {
+/// Whether an array with `count` items, `found` of them matching `contains`, can still be
+/// completed.
+fn array_live(graph: &Graph, shape: &ArrayShape, count: u64, found: u64) -> bool {
     let max = shape.max.unwrap_or(u64::MAX);
-    count <= max && shape.min <= max && (count >= shape.min || reachable_from(graph, shape, count) >= shape.min)
+    count <= max
+        && shape.min <= max
+        && (count >= shape.min || reachable_from(graph, shape, count) >= shape.min)
+        && contains_reachable(shape, &graph.satisfiable, count, found)
 }
 
 /// Items reachable in a row, given `count` items already there.
@@ -670,10 +690,17 @@ fn reachable_from(graph: &Graph, shape: &ArrayShape, count: u64) -> u64 {
     i
 }
 
-fn item_can_follow(graph: &Graph, shape: &ArrayShape, count: u64) -> bool {
-    count < shape.max.unwrap_or(u64::MAX)
-        && graph.is_satisfiable(shape.item(count))
-        && array_live(graph, shape, count + 1)
+/// How item `count` may be read: `Some(false)` as any item (later items can still bring what
+/// `contains` needs), `Some(true)` only as one that matches `contains`, `None` not at all.
+fn next_item(graph: &Graph, shape: &ArrayShape, count: u64, found: u64) -> Option<bool> {
+    if count >= shape.max.unwrap_or(u64::MAX) {
+        return None;
+    }
+    if graph.is_satisfiable(shape.item(count)) && array_live(graph, shape, count + 1, found) {
+        return Some(false);
+    }
+    let matching = shape.contains.as_ref()?.matching(count);
+    (graph.is_satisfiable(matching) && array_live(graph, shape, count + 1, found + 1)).then_some(true)
 }
 
 impl ArrayValue {
@@ -686,31 +713,59 @@ impl ArrayValue {
         }
         match (self.phase, b) {
             (AfterOpen, b']') | (AfterItem, b']') => {
-                self.tracks.retain(|t| t.count >= t.shape(graph).min);
+                self.tracks.retain(|t| {
+                    let shape = t.shape(graph);
+                    t.count >= shape.min && shape.contains.as_ref().is_none_or(|c| t.found >= c.min)
+                });
                 self.phase = Closed;
             }
             (AfterItem, b',') => {
-                self.tracks.retain(|t| item_can_follow(graph, t.shape(graph), t.count));
+                self.tracks.retain(|t| next_item(graph, t.shape(graph), t.count, t.found).is_some());
                 self.phase = AfterComma;
             }
             (AfterOpen, _) | (AfterComma, _) => {
                 self.tracks.retain_mut(|t| {
                     let shape = t.shape(graph);
-                    if !item_can_follow(graph, shape, t.count) {
-                        return false;
-                    }
-                    let mut child = Value::Start(shape.item(t.count));
+                    let Some(forced) = next_item(graph, shape, t.count, t.found) else { return false };
+                    let contains = shape.contains.as_ref();
+                    let node = match (forced, contains) {
+                        (true, Some(c)) => c.matching(t.count),
+                        _ => shape.item(t.count),
+                    };
+                    let mut child = Value::Start(node);
                     let ok = child.feed(graph, b) == Step::Consumed;
                     t.child = Some(child);
+                    t.forced = forced;
+                    // A free item is also read against `contains`, to count it if it matches.
+                    t.probe = contains.filter(|_| !forced).and_then(|c| {
+                        let mut probe = Value::Start(c.node);
+                        (probe.feed(graph, b) == Step::Consumed).then_some(probe)
+                    });
                     ok
                 });
                 self.phase = InItem;
             }
             (InItem, _) => {
-                if feed_children(&mut self.tracks, graph, b, |t| &mut t.child) {
-                    for t in &mut self.tracks {
-                        t.count += 1;
+                let mut finished = false;
+                self.tracks.retain_mut(|t| match t.child.as_mut().expect("an item is open").feed(graph, b) {
+                    Step::Consumed => {
+                        if t.probe.as_mut().is_some_and(|p| p.feed(graph, b) != Step::Consumed) {
+                            t.probe = None;
+                        }
+                        true
                     }
+                    Step::Rejected => false,
+                    Step::NotMine => {
+                        finished = true;
+                        if t.forced || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
+                            t.found += 1;
+                        }
+                        (t.child, t.probe, t.forced) = (None, None, false);
+                        t.count += 1;
+                        true
+                    }
+                });
+                if finished {
                     self.phase = AfterItem;
                     return if self.tracks.is_empty() { Step::Rejected } else { self.feed(graph, b) };
                 }

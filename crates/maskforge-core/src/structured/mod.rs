@@ -61,6 +61,10 @@ pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOpti
                     crate::schema::strings::MAX_LENGTH_BOUND
                 ),
             ),
+            graph::GraphError::TwoContains => (
+                DiagnosticCode::UnsupportedKeyword,
+                "two contains rules on one array (through allOf or $ref) are not supported yet".to_string(),
+            ),
             graph::GraphError::TooManyPatterns => (
                 DiagnosticCode::ResourceLimit,
                 format!("more than {} patternProperties apply to one object", graph::MAX_PATTERNS_PER_OBJECT),
