@@ -5,7 +5,9 @@
 //! - `bind/{eager,lazy}/VOCAB/SCHEMA`: `program.bind` with no cache, so every bind rebuilds the
 //!   class trie and (eager) every row.
 //! - `write_mask/{eager,lazy}/VOCAB/SCHEMA`: one `session.write_mask` in the middle of a string
-//!   value (the commonest position while decoding); lazy rows are warmed by a first query.
+//!   value (the commonest position while decoding), or at a structural position for the
+//!   `*-structural` schema; lazy rows are warmed by a first query. Structured schemas compute
+//!   masks per step whatever the policy.
 //! - `first_mask/VOCAB/SCHEMA`: compile + bind (adaptive) + the first mask, nothing cached.
 //!
 //! Vocabularies: GPT-2 (vendored under tests/data) and Qwen2.5 from `$MASKFORGE_TOKENIZERS`,
@@ -59,7 +61,15 @@ const SCHEMAS: &[Schema] = &[
             "properties": {"sku": {"type": "string"}, "qty": {"type": "number"}, "note": {"type": "string"}}}}"#,
         prefix: r#"[{"sku": "A-17", "qty": 2}, {"sku": "B-4"#,
     },
+    // Structured schemas (an open object, integers by value): inside a string value, where rows
+    // serve, and at a structural position, where the byte trie is walked with the matcher.
+    Schema { name: "open-object-string", text: OPEN_OBJECT, prefix: r#"{"name": "Ada Love"# },
+    Schema { name: "open-object-structural", text: OPEN_OBJECT, prefix: r#"{"name": "Ada", "age": 36, "tags": ["# },
 ];
+
+const OPEN_OBJECT: &str = r#"{"type": "object", "required": ["name"], "properties": {
+    "name": {"type": "string"}, "age": {"type": "integer", "minimum": 0},
+    "tags": {"type": "array", "items": {"type": "string"}}}}"#;
 
 struct Vocab {
     name: &'static str,
