@@ -249,9 +249,14 @@ impl BoundInner {
                     len: 0,
                     bytes: [0; IN_STRING_BYTES],
                 };
+                // When the content is forgotten at the close, one replay per closing state of the
+                // string automaton serves every token.
+                let mut replays: HashMap<StateId, Option<DocumentMatcher>> = HashMap::new();
+                let memo = matcher.string_content_forgotten().then_some(&mut replays);
+                let mut memo = memo;
                 split.closing.walk(
                     start,
-                    |walk, byte| walk.step(graph, strings.longest_token, byte),
+                    |walk, byte| walk.step_memo(graph, strings.longest_token, byte, memo.as_deref_mut()),
                     |_, ids| {
                         for &id in ids {
                             mask::set_bit(out, id);
@@ -395,6 +400,35 @@ enum WalkState {
 }
 
 impl WalkState {
+    /// [`WalkState::step`], reusing the matcher after a string closes in a given automaton
+    /// state when the string's content does not matter past its close.
+    fn step_memo(
+        self,
+        graph: &crate::structured::Graph,
+        slack: u64,
+        byte: u8,
+        replays: Option<&mut HashMap<StateId, Option<DocumentMatcher>>>,
+    ) -> Option<WalkState> {
+        let (Some(replays), WalkState::InString { string, state, .. }) = (replays, &self) else {
+            return self.step(graph, slack, byte);
+        };
+        let next = string.next(*state, byte);
+        if next == DEAD || !string.is_accepting(next) {
+            return self.step(graph, slack, byte);
+        }
+        if let Some(done) = replays.get(&next) {
+            return done.clone().map(|m| WalkState::enter(graph, slack, m));
+        }
+        let closed = self.step(graph, slack, byte);
+        let matcher = match &closed {
+            Some(WalkState::Full(m)) => Some(m.clone()),
+            Some(WalkState::InString { .. }) => return closed,
+            None => None,
+        };
+        replays.insert(next, matcher);
+        closed
+    }
+
     fn step(self, graph: &crate::structured::Graph, slack: u64, byte: u8) -> Option<WalkState> {
         match self {
             WalkState::Full(mut matcher) => matcher.feed(graph, byte).then(|| WalkState::enter(graph, slack, matcher)),

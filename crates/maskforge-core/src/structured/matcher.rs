@@ -87,6 +87,26 @@ impl Value {
         }
     }
 
+    /// Whether the open string's content is forgotten once it closes: the matcher after the
+    /// closing quote is then the same for every content its automaton admitted (a value leaf,
+    /// not a key, a counted string or an item read against `contains`).
+    fn string_content_forgotten(&self) -> bool {
+        match self {
+            Value::Leaf { .. } => true,
+            Value::Object(o) => {
+                o.phase == ObjectPhase::InValue
+                    && o.tracks.iter().all(|t| t.child.as_ref().is_some_and(Value::string_content_forgotten))
+            }
+            Value::Array(a) => {
+                a.phase == ArrayPhase::InItem
+                    && a.tracks
+                        .iter()
+                        .all(|t| t.probe.is_none() && t.child.as_ref().is_some_and(Value::string_content_forgotten))
+            }
+            Value::Start(_) | Value::Number(_) | Value::Counted(_) => false,
+        }
+    }
+
     fn is_complete(&self, graph: &Graph) -> bool {
         match self {
             Value::Start(_) => false,
@@ -841,6 +861,11 @@ impl DocumentMatcher {
 
     pub(crate) fn is_accepting(&self, graph: &Graph) -> bool {
         self.trailing || (self.started && self.value.is_complete(graph))
+    }
+
+    /// See [`Value::string_content_forgotten`].
+    pub(crate) fn string_content_forgotten(&self) -> bool {
+        !self.trailing && self.started && self.value.string_content_forgotten()
     }
 
     /// See [`Value::string_context`].
