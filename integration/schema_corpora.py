@@ -51,7 +51,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conformance import TokenMatcher, dumps  # noqa: E402  (sibling script, imported for its helpers)
+from conformance import TokenMatcher, choose_token, dumps, mask_bit  # noqa: E402  (sibling script, imported for its helpers)
 
 BENCH_SUBSETS = (
     "Github_trivial",
@@ -635,7 +635,7 @@ def feed_instance(engine: Engine, bound, text: bytes, deadline: float) -> dict:
             check_mask(engine, session, mask, position, problems)
             if position == len(text):
                 break
-            token = longest_allowed(engine, session, mask, text, position, problems)
+            token = choose_token(engine, session, mask, text, position, problems)
             if token is None:
                 return _fed(False, f"refused at byte {position} (token {steps}): "
                                    f"{text[position:position + 32]!r}", problems, started)
@@ -673,22 +673,6 @@ def check_mask(engine: Engine, session, mask: bytearray, position: int, problems
             problems.append(f"byte {position}: EOS bit {not accepting} but is_accepting {accepting}")
     if not any(mask):
         problems.append(f"byte {position}: empty mask (dead end)")
-
-
-def longest_allowed(engine: Engine, session, mask: bytearray, text: bytes, position: int, problems: list[str]):
-    """The longest allowed token matching `text` at `position`, as (length, id), or None."""
-    for length, token_id in engine.matcher.matches(text, position):
-        allowed = session.is_allowed(token_id)
-        if allowed != mask_bit(mask, token_id):
-            problems.append(f"byte {position}: mask bit of token {token_id} is {not allowed}, is_allowed {allowed}")
-        if allowed:
-            return length, token_id
-    return None
-
-
-def mask_bit(mask: bytearray, token_id: int) -> bool:
-    """Bit `token_id % 32` of little-endian u32 word `token_id // 32`."""
-    return bool(mask[token_id >> 3] >> (token_id & 7) & 1)
 
 
 # ---------------------------------------------------------------------------
