@@ -14,6 +14,9 @@ At every step the packed mask from `write_mask` is also checked against
 `is_allowed` (for every token probed and for EOS, whose bit must equal
 `is_accepting()`), and it must never be empty before EOS is committed.
 
+A schema diagnosed `MF-E006` (it accepts no JSON value, e.g. `false` or `{"not": {}}`) is
+judged as refusing every instance: its invalid tests pass, its valid ones are false rejects.
+
 Format policy: files under `optional/format/` run with `format_assertion=True`
 in every draft (those tests assume format is asserted); every other file runs
 with `format_assertion=False`, each draft's own default (drafts 2019-09 and
@@ -68,6 +71,8 @@ EOS_CANDIDATES = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<|eot_id|>", "<|i
 DEFAULT_CASE_TIMEOUT = 60.0
 # Cases listed in the report by time taken, to keep the run fast.
 SLOWEST_CASES = 10
+# The diagnostic for a schema that accepts no JSON value: it refuses every instance.
+UNSATISFIABLE = "MF-E006"
 OUTCOMES = ("pass", "false_accept", "false_reject", "rejected", "error")
 
 
@@ -323,7 +328,12 @@ def run_case(engine: Engine, suite_file: SuiteFile, case_index: int, case: dict)
         result["code"] = getattr(error, "code", None) or type(error).__name__
         result["message"] = str(error)
         for test in case["tests"]:
-            result["tests"].append({"description": test["description"], "valid": test["valid"], "outcome": "rejected"})
+            if result["code"] == UNSATISFIABLE:
+                # The diagnostic says no instance exists: that is a verdict, judged like one.
+                outcome = "false_reject" if test["valid"] else "pass"
+            else:
+                outcome = "rejected"
+            result["tests"].append({"description": test["description"], "valid": test["valid"], "outcome": outcome})
         return result
     except BaseException as error:  # a crash (a Rust panic included) fails every test; it is no coverage gap
         _reraise_interrupts(error)

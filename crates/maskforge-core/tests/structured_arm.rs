@@ -181,6 +181,18 @@ fn structured_masks_equal_reference_masks() {
             r#"{"type": "object", "patternProperties": {"^(ok|value)$": {"type": "integer"}, "^x": {"type": "null"}}, "additionalProperties": false}"#,
             r#"{"value": 12, "xok": null, "ok": 1}"#,
         ),
+        (
+            r#"{"type": "object", "not": {"required": ["ok"], "properties": {"value": {"type": "integer"}}}}"#,
+            r#"{"value": 1.5, "ok": null}"#,
+        ),
+        (
+            r#"{"if": {"required": ["ok"]}, "then": {"properties": {"value": {"enum": [12, true]}}}, "else": {"maxProperties": 1}}"#,
+            r#"{"value": true, "ok": [null]}"#,
+        ),
+        (
+            r#"{"type": "array", "oneOf": [{"items": {"type": "integer"}}, {"prefixItems": [{"type": "integer"}], "items": {"type": "null"}}]}"#,
+            r#"[12, null, null]"#,
+        ),
     ];
     for (schema, text) in cases {
         let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();
@@ -209,19 +221,119 @@ fn structured_masks_equal_reference_masks() {
 }
 
 #[test]
-fn one_of_with_disjoint_branches_is_exact_and_overlaps_are_diagnosed() {
+fn one_of_is_exact_with_disjoint_and_overlapping_branches() {
     check(
         r#"{"oneOf": [{"type": "integer"}, {"type": "string"}, {"type": "object", "required": ["a"]}]}"#,
         &["1", r#""x""#, r#"{"a":[]}"#],
         &["1.5", "null", "{}"],
     );
-    match Compiler::without_cache().compile_json_schema(r#"{"oneOf": [{"type": "integer"}, {"minimum": 2}]}"#) {
+    // Short strings satisfy both branches, so exactly one holds for long strings and non-strings.
+    check(
+        r#"{"oneOf": [{"type": "string"}, {"maxLength": 2}], "$defs": {"x": {"type": "array"}}}"#,
+        &[r#""abc""#, "1", "null", "[[]]"],
+        &[r#""ab""#, r#""""#],
+    );
+    check(
+        r#"{"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}"#,
+        &[r#"{"a": 1}"#, r#"{"b": 1, "c": 2}"#],
+        &[r#"{"a": 1, "b": 2}"#, "{}"],
+    );
+    check(
+        r#"{"oneOf": [{"type": "integer"}, {"minimum": 2}], "$defs": {"x": {"type": "array"}}}"#,
+        &["1", "-3", "2.5", "null"],
+        &["2", "2.0", "1.5"],
+    );
+    // Draft 4 integers are decided by their text (`1.0` is none), so their complement is no set
+    // of values: diagnosed where it is needed.
+    let draft4 =
+        r#"{"$schema": "http://json-schema.org/draft-04/schema#", "oneOf": [{"type": "integer"}, {"minimum": 2}]}"#;
+    match Compiler::without_cache().compile_json_schema(draft4) {
         Err(Error::Schema(d)) => {
             assert_eq!(d.code, DiagnosticCode::UnsupportedKeyword);
-            assert_eq!(d.pointer, "/oneOf");
+            assert_eq!((d.pointer.as_str(), d.keyword.as_deref()), ("/oneOf", Some("oneOf")));
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn not_admits_exactly_the_complement() {
+    check(
+        r#"{"not": {"type": "string"}, "$defs": {"x": {"type": "array"}}}"#,
+        &["1", "null", "{}", "[\"a\"]"],
+        &[r#""x""#],
+    );
+    check(
+        r#"{"type": "object", "not": {"required": ["a"]}}"#,
+        &["{}", r#"{"b": 1, "ab": 2}"#],
+        &[r#"{"a": 1}"#, r#"{"b": 1, "a": null}"#, "1"],
+    );
+    check(
+        r#"{"not": {"enum": [1, "a", null]}, "$defs": {"x": {"type": "array"}}}"#,
+        &["2", "1.5", "0.999", r#""b""#, "true", "[1]"],
+        &["1", "1.0", "10e-1", r#""a""#, r#""\u0061""#, "null"],
+    );
+    check(r#"{"type": "array", "not": {"items": {"type": "integer"}}}"#, &[r#"[1, "x"]"#, "[1.5]"], &["[]", "[1, 2]"]);
+    check(
+        r#"{"type": "array", "not": {"prefixItems": [{"type": "string"}], "items": {"type": "null"}, "maxItems": 2}}"#,
+        &["[1]", r#"["a", 1]"#, r#"["a", null, null]"#],
+        &["[]", r#"["a"]"#, r#"["a", null]"#],
+    );
+    check(
+        r#"{"type": "number", "not": {"minimum": 2, "exclusiveMaximum": 5}}"#,
+        &["1", "1.99", "5", "5.5"],
+        &["2", "3.3", "4.999"],
+    );
+    // Recursion through `not`: anything but a tree of empty arrays.
+    check(
+        r##"{"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "not": {"$ref": "#/$defs/t"}}"##,
+        &["1", "[1]", "[[], [1]]", "{}"],
+        &["[]", "[[]]", "[[], [[]]]"],
+    );
+    check(
+        r##"{"type": "array", "items": {"not": {"not": {"type": ["null", "array"]}}, "items": {"$ref": "#"}}}"##,
+        &["[null, [[]]]"],
+        &["[1]", "[[1]]"],
+    );
+    assert!(live(r#"{"type": "object", "not": {"required": ["a"]}}"#, r#"{"a"#));
+    assert!(!live(r#"{"type": "object", "not": {"required": ["a"]}}"#, r#"{"a""#));
+    assert!(live(r#"{"not": {"enum": ["ab"]}, "$defs": {"x": {"type": "array"}}}"#, r#""ab"#));
+    assert!(!live(r#"{"not": {"enum": ["ab"]}, "$defs": {"x": {"type": "array"}}}"#, r#""ab""#));
+    check(
+        r#"{"type": "array", "items": {"type": "integer", "not": {"multipleOf": 3}}}"#,
+        &["[1, 2, 4, -5]", "[]"],
+        &["[3]", "[0]", "[1, 6.0]", "[1.5]"],
+    );
+    // A number that can only end as a multiple of 3 is a dead end: `9` cannot grow past 9.
+    assert!(live(r#"{"type": "integer", "minimum": 8, "not": {"multipleOf": 3}}"#, "9"));
+    assert!(!live(r#"{"type": "integer", "maximum": 10, "not": {"multipleOf": 3}}"#, "9"));
+    match Compiler::without_cache().compile_json_schema(r#"{"type": "object", "not": {"additionalProperties": false}}"#)
+    {
+        Err(Error::Schema(d)) => {
+            assert_eq!(d.code, DiagnosticCode::UnsupportedKeyword);
+            assert_eq!((d.pointer.as_str(), d.keyword.as_deref()), ("/not", Some("not")));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn if_then_else_decides_by_the_condition() {
+    let schema = r#"{"type": "object", "if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]}, "then": {"required": ["x"]}, "else": {"required": ["y"]}}"#;
+    check(
+        schema,
+        &[r#"{"kind": "a", "x": 1}"#, r#"{"kind": "b", "y": 1}"#, r#"{"y": 1}"#],
+        &[r#"{"kind": "a", "y": 1}"#, r#"{"kind": "b", "x": 1}"#, "{}"],
+    );
+    // After `"kind": "b"` only `else` can hold: `x` alone never completes.
+    assert!(!live(schema, r#"{"kind": "b", "x": 1}"#));
+    assert!(live(schema, r#"{"kind": "b", "x": 1"#));
+    // Without `else`, instances failing `if` are all accepted.
+    check(
+        r#"{"if": {"type": "string"}, "then": {"minLength": 2}, "$defs": {"x": {"type": "array"}}}"#,
+        &[r#""ab""#, "1", "[]"],
+        &[r#""a""#],
+    );
 }
 
 /// Whether `prefix` can still be completed to an accepted text.

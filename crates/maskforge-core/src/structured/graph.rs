@@ -42,11 +42,13 @@ pub(crate) struct ArrayShape {
     pub(crate) contains: Option<Contains>,
 }
 
-/// At least `min` items must satisfy `node`.
+/// At least `min` items from position `from` on must satisfy `node`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Contains {
     pub(crate) node: NodeId,
     pub(crate) min: u64,
+    /// Items before this position are not counted (a complement's "some later item fails").
+    pub(crate) from: u64,
     /// Each prefix position's item schema together with `node`, then the rest's.
     pub(crate) prefix_matching: Vec<NodeId>,
     pub(crate) rest_matching: NodeId,
@@ -120,11 +122,23 @@ impl ArrayShape {
 }
 
 impl Contains {
-    /// The `contains` rule for items `prefix` then `rest`.
-    pub(crate) fn new(graph: &mut Graph, node: NodeId, min: u64, prefix: &[NodeId], rest: NodeId) -> Contains {
-        let prefix_matching = prefix.iter().map(|&item| graph.all(vec![item, node])).collect();
+    /// The `contains` rule counting items from `from` on, for items `prefix` then `rest`
+    /// (`prefix` at least `from` long).
+    pub(crate) fn new(
+        graph: &mut Graph,
+        node: NodeId,
+        min: u64,
+        from: u64,
+        prefix: &[NodeId],
+        rest: NodeId,
+    ) -> Contains {
+        let prefix_matching = prefix
+            .iter()
+            .enumerate()
+            .map(|(i, &item)| if (i as u64) < from { NEVER } else { graph.all(vec![item, node]) })
+            .collect();
         let rest_matching = graph.all(vec![rest, node]);
-        Contains { node, min, prefix_matching, rest_matching }
+        Contains { node, min, from, prefix_matching, rest_matching }
     }
 
     /// Item `index` of the array, made to satisfy the `contains` schema.
@@ -226,6 +240,8 @@ impl PatternKeys {
 enum Pending {
     All(Vec<NodeId>),
     Any(Vec<NodeId>),
+    /// The complement of a node; the pointer of the `not` (or `if`, `oneOf`) that asked for it.
+    Not(NodeId, Arc<str>),
     InProgress,
 }
 
@@ -244,6 +260,8 @@ pub(crate) struct Graph {
     /// Every key (valid UTF-8), the universe pattern signatures split.
     any_key: Arc<ByteDfa>,
     conjunctions: HashMap<Vec<NodeId>, NodeId>,
+    /// Complement of each node that has one.
+    negations: HashMap<NodeId, NodeId>,
     /// Intersections of string automata, by operand addresses (operands held alive here).
     string_products: HashMap<(usize, usize), StringProduct>,
     /// `property_order = declared`: declared properties only in schema order.
@@ -273,6 +291,11 @@ pub(crate) enum GraphError {
     /// Strings with a length bound above [`MAX_LENGTH_BOUND`] combined with a language that is
     /// not a finite set of short strings, or disjoint ranges of such lengths.
     CountedStrings,
+    /// A complement the graph cannot express, at the pointer of the keyword that asked for it.
+    Complement {
+        pointer: Arc<str>,
+        what: &'static str,
+    },
 }
 
 impl Graph {
@@ -288,6 +311,7 @@ impl Graph {
             literal_false: literal(b"false"),
             any_key: Arc::new(ecma::pattern_language("", 10_000).expect("the universe is small")),
             conjunctions: HashMap::new(),
+            negations: HashMap::new(),
             string_products: HashMap::new(),
             ordered,
             max_nodes,
@@ -363,6 +387,24 @@ impl Graph {
                 id
             }
         }
+    }
+
+    /// A node admitting exactly the values `operand` does not (memoised); `pointer` names the
+    /// keyword asking for it, for diagnostics.
+    pub(crate) fn not(&mut self, operand: NodeId, pointer: &str) -> NodeId {
+        match operand {
+            ANY => return NEVER,
+            NEVER => return ANY,
+            _ => {}
+        }
+        if let Some(&id) = self.negations.get(&operand) {
+            return id;
+        }
+        let id = self.reserve();
+        self.pending[id as usize] = Some(Pending::Not(operand, Arc::from(pointer)));
+        self.negations.insert(operand, id);
+        self.negations.insert(id, operand);
+        id
     }
 
     /// The schema of member `key` of `shape` while the graph is being built (signatures are
@@ -567,6 +609,13 @@ impl Graph {
         let (operands, conjunction) = match pending {
             Pending::All(ops) => (ops, true),
             Pending::Any(ops) => (ops, false),
+            Pending::Not(op, pointer) => {
+                self.ensure_ready(op)?;
+                let operand = self.nodes[op as usize].clone();
+                self.nodes[id as usize] = self.complement_content(&operand, &pointer)?;
+                self.pending[id as usize] = None;
+                return Ok(());
+            }
             Pending::InProgress => unreachable!(),
         };
         for &op in &operands {
@@ -702,7 +751,9 @@ impl Graph {
                 let rest = self.all(vec![p.rest, q.rest]);
                 let contains = match (&p.contains, &q.contains) {
                     (Some(_), Some(_)) => return Err(GraphError::TwoContains),
-                    (Some(c), None) | (None, Some(c)) => Some(Contains::new(self, c.node, c.min, &prefix, rest)),
+                    (Some(c), None) | (None, Some(c)) => {
+                        Some(Contains::new(self, c.node, c.min, c.from, &prefix, rest))
+                    }
                     (None, None) => None,
                 };
                 let (min, max) = (p.min.max(q.min), min_bound(p.max, q.max));
@@ -750,6 +801,121 @@ impl Graph {
             }
         }
         Ok(node)
+    }
+
+    /// The content admitting every value `x` does not. Per type: the scalars flip, string
+    /// automata are complemented within JSON strings, and each number constraint, array shape
+    /// and object shape becomes the disjunction of the ways to violate it; the complement is the
+    /// conjunction of those. Children are complemented lazily, so recursion through `not` is
+    /// exact by induction on depth.
+    fn complement_content(&mut self, x: &Node, pointer: &Arc<str>) -> Result<Node, GraphError> {
+        let unsupported = |what| GraphError::Complement { pointer: Arc::clone(pointer), what };
+        let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
+        let any = self.nodes[ANY as usize].clone();
+        let mut base = any.clone();
+        base.null = !x.null;
+        base.true_ = !x.true_;
+        base.false_ = !x.false_;
+        (base.strings, base.counted_strings) = match (&x.strings, &x.counted_strings) {
+            (None, None) => (Some(Arc::clone(&self.any_string)), None),
+            (Some(d), None) => {
+                let rest = self.any_string.difference(d, self.max_dfa_states).map_err(limit)?;
+                ((!rest.is_empty_language()).then(|| Arc::new(rest)), None)
+            }
+            (None, Some(range)) => match (range.min, range.max) {
+                (0, Some(max)) => (None, Some(LengthRange { min: max + 1, max: None })),
+                (min, None) if min > 0 => (None, Some(LengthRange { min: 0, max: Some(min - 1) })),
+                _ => return Err(unsupported("strings outside a bounded length range")),
+            },
+            (Some(_), Some(_)) => return Err(unsupported("strings outside a pattern with a long length bound")),
+        };
+        let mut parts = vec![base];
+        for c in &x.numbers {
+            let pieces = c.complement().ok_or_else(|| unsupported("numbers outside integer, multipleOf or enum"))?;
+            let mut part = any.clone();
+            part.numbers = pieces.into_iter().map(Arc::new).collect();
+            parts.push(part);
+        }
+        for shape in &x.arrays {
+            let mut part = any.clone();
+            part.arrays = self.array_violations(shape, pointer)?;
+            parts.push(part);
+        }
+        for shape in &x.objects {
+            let mut part = any.clone();
+            part.objects = self.object_violations(shape, pointer)?;
+            parts.push(part);
+        }
+        let mut content = parts.pop().expect("the base part");
+        for part in parts {
+            content = self.intersect_content(&content, &part)?;
+        }
+        Ok(content)
+    }
+
+    /// The arrays that violate `shape`, as a disjunction of shapes.
+    fn array_violations(&mut self, shape: &ArrayShape, pointer: &Arc<str>) -> Result<Vec<ArrayShape>, GraphError> {
+        if shape.contains.is_some() {
+            return Err(GraphError::Complement {
+                pointer: Arc::clone(pointer),
+                what: "arrays with fewer matching items than contains requires",
+            });
+        }
+        let free = |min: u64, max: Option<u64>| ArrayShape { prefix: Vec::new(), rest: ANY, min, max, contains: None };
+        let mut violations = Vec::new();
+        if shape.min > 0 {
+            violations.push(free(0, Some(shape.min - 1)));
+        }
+        if let Some(max) = shape.max {
+            violations.push(free(max + 1, None));
+        }
+        for (i, &item) in shape.prefix.iter().enumerate() {
+            if item != ANY {
+                let mut prefix = vec![ANY; i];
+                prefix.push(self.not(item, pointer));
+                violations.push(ArrayShape { prefix, rest: ANY, min: i as u64 + 1, max: None, contains: None });
+            }
+        }
+        if shape.rest != ANY {
+            // Some item after the prefix fails the rest's schema: a `contains` counted from there.
+            let from = shape.prefix.len() as u64;
+            let prefix = vec![ANY; shape.prefix.len()];
+            let failing = self.not(shape.rest, pointer);
+            let contains = Contains::new(self, failing, 1, from, &prefix, ANY);
+            violations.push(ArrayShape { prefix, rest: ANY, min: from + 1, max: None, contains: Some(contains) });
+        }
+        Ok(violations)
+    }
+
+    /// The objects that violate `shape`, as a disjunction of shapes.
+    fn object_violations(&mut self, shape: &ObjectShape, pointer: &Arc<str>) -> Result<Vec<ObjectShape>, GraphError> {
+        if shape.classifies_keys() || shape.other != ANY {
+            // "Some other key fails" needs a count of keys outside the named ones.
+            return Err(GraphError::Complement {
+                pointer: Arc::clone(pointer),
+                what: "objects with a key that additionalProperties, patternProperties or propertyNames refuses",
+            });
+        }
+        let free = |properties: BTreeMap<String, NodeId>, required: BTreeSet<String>, min: u64, max: Option<u64>| {
+            ObjectShape::plain(properties, ANY, required, min, max)
+        };
+        let mut violations = Vec::new();
+        if shape.min > 0 {
+            violations.push(free(BTreeMap::new(), BTreeSet::new(), 0, Some(shape.min - 1)));
+        }
+        if let Some(max) = shape.max {
+            violations.push(free(BTreeMap::new(), BTreeSet::new(), max + 1, None));
+        }
+        for key in &shape.required {
+            violations.push(free(BTreeMap::from([(key.clone(), NEVER)]), BTreeSet::new(), 0, None));
+        }
+        for (key, &node) in &shape.properties {
+            if node != ANY {
+                let failing = self.not(node, pointer);
+                violations.push(free(BTreeMap::from([(key.clone(), failing)]), BTreeSet::from([key.clone()]), 0, None));
+            }
+        }
+        Ok(violations)
     }
 
     /// Which nodes admit a value: the least fixpoint, so a recursive schema counts only when it

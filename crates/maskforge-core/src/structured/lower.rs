@@ -32,6 +32,8 @@ pub(crate) struct Lowering<'a> {
     /// `oneOf` lowered as `anyOf`: exact only when no two branches share an instance, which is
     /// checked once the graph is finished (pointer, pairwise intersections).
     pub(crate) one_of_checks: Vec<(String, Vec<NodeId>)>,
+    /// `oneOf` locations whose branches overlap: lowered as "this branch and none of the others".
+    exclusive_one_of: &'a BTreeSet<String>,
 }
 
 /// The JSON types a `type` keyword admits.
@@ -52,7 +54,11 @@ impl Types {
 }
 
 impl<'a> Lowering<'a> {
-    pub(crate) fn new(document: &'a SchemaDocument, options: &'a CompilerOptions) -> Self {
+    pub(crate) fn new(
+        document: &'a SchemaDocument,
+        options: &'a CompilerOptions,
+        exclusive_one_of: &'a BTreeSet<String>,
+    ) -> Self {
         let limits = &options.limits;
         Lowering {
             root: document.root(),
@@ -65,6 +71,7 @@ impl<'a> Lowering<'a> {
             ),
             nodes: HashMap::new(),
             one_of_checks: Vec::new(),
+            exclusive_one_of,
         }
     }
 
@@ -109,7 +116,7 @@ impl<'a> Lowering<'a> {
     fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
         for keyword in map.keys() {
             // `maxContains` only matters beside `contains`.
-            let blocked = matches!(keyword.as_str(), "not" | "if" | "unevaluatedProperties" | "unevaluatedItems")
+            let blocked = matches!(keyword.as_str(), "unevaluatedProperties" | "unevaluatedItems")
                 || (keyword == "dependencies" && self.draft >= Draft::Draft201909)
                 || (keyword == "maxContains" && map.contains_key("contains"));
             if (blocked && is_known_keyword(keyword, self.draft)) || unsupported_everywhere(keyword, self.draft) {
@@ -156,17 +163,57 @@ impl<'a> Lowering<'a> {
             operands.push(self.graph.any(branches));
         }
         operands.extend(self.dependencies(map, pointer)?);
+        if let Some(negated) = self.subschema(map, pointer, "not")? {
+            operands.push(self.graph.not(negated, &pointer_push(pointer, "not")));
+        }
+        if let Some(condition) = self.conditional(map, pointer)? {
+            operands.push(condition);
+        }
         if let Some(branches) = self.subschema_list(map, pointer, "oneOf")? {
-            let mut overlaps = Vec::new();
-            for (i, &a) in branches.iter().enumerate() {
-                for &b in &branches[i + 1..] {
-                    overlaps.push(self.graph.all(vec![a, b]));
+            let at = pointer_push(pointer, "oneOf");
+            if self.exclusive_one_of.contains(&at) {
+                operands.push(self.exactly_one(&branches, &at));
+            } else {
+                let mut overlaps = Vec::new();
+                for (i, &a) in branches.iter().enumerate() {
+                    for &b in &branches[i + 1..] {
+                        overlaps.push(self.graph.all(vec![a, b]));
+                    }
                 }
+                self.one_of_checks.push((at, overlaps));
+                operands.push(self.graph.any(branches));
             }
-            self.one_of_checks.push((pointer_push(pointer, "oneOf"), overlaps));
-            operands.push(self.graph.any(branches));
         }
         Ok(operands)
+    }
+
+    /// Instances satisfying exactly one of `branches`: each branch with the complement of
+    /// every other.
+    fn exactly_one(&mut self, branches: &[NodeId], pointer: &str) -> NodeId {
+        let complements: Vec<NodeId> = branches.iter().map(|&b| self.graph.not(b, pointer)).collect();
+        let only: Vec<NodeId> = (0..branches.len())
+            .map(|i| {
+                let mut operands = vec![branches[i]];
+                operands.extend(complements.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &c)| c));
+                self.graph.all(operands)
+            })
+            .collect();
+        self.graph.any(only)
+    }
+
+    /// `if`/`then`/`else` (draft 7 on): instances satisfying `if` and `then`, or failing `if`
+    /// and satisfying `else`.
+    fn conditional(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Option<NodeId>> {
+        if self.draft < Draft::Draft7 {
+            return Ok(None);
+        }
+        let Some(condition) = self.subschema(map, pointer, "if")? else { return Ok(None) };
+        let then = self.subschema(map, pointer, "then")?.unwrap_or(ANY);
+        let otherwise = self.subschema(map, pointer, "else")?.unwrap_or(ANY);
+        let failing = self.graph.not(condition, &pointer_push(pointer, "if"));
+        let when_true = self.graph.all(vec![condition, then]);
+        let when_false = self.graph.all(vec![failing, otherwise]);
+        Ok(Some(self.graph.any(vec![when_true, when_false])))
     }
 
     /// One node per dependency: objects without the triggering property, or with it and what
@@ -331,7 +378,9 @@ impl<'a> Lowering<'a> {
             return Err(unsupported(pointer, "uniqueItems"));
         }
         let contains = match contains {
-            Some(node) if contains_min > 0 => Some(Contains::new(&mut self.graph, node, contains_min, &prefix, rest)),
+            Some(node) if contains_min > 0 => {
+                Some(Contains::new(&mut self.graph, node, contains_min, 0, &prefix, rest))
+            }
             _ => None,
         };
         Ok(Some(ArrayShape { prefix, rest, min, max, contains }))

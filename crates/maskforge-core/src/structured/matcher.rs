@@ -757,7 +757,7 @@ impl ArrayValue {
                     t.child = Some(child);
                     t.forced = forced;
                     // A free item is also read against `contains`, to count it if it matches.
-                    t.probe = contains.filter(|_| !forced).and_then(|c| {
+                    t.probe = contains.filter(|c| !forced && t.count >= c.from).and_then(|c| {
                         let mut probe = Value::Start(c.node);
                         (probe.feed(graph, b) == Step::Consumed).then_some(probe)
                     });

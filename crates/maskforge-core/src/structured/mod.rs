@@ -11,6 +11,8 @@ mod lower;
 mod matcher;
 mod strings;
 
+use std::collections::BTreeSet;
+
 use crate::error::{Diagnostic, DiagnosticCode, Result};
 use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
@@ -38,11 +40,44 @@ impl StructuredProgram {
 }
 
 pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<StructuredProgram> {
-    let mut lowering = lower::Lowering::new(document, options);
+    // `oneOf` is lowered as `anyOf` when its branches are disjoint (cheap, no complement); a
+    // location found overlapping is lowered again as "exactly one branch".
+    let mut exclusive = BTreeSet::new();
+    loop {
+        match compile_with(document, options, &exclusive)? {
+            Lowered::Program(program) => return Ok(*program),
+            Lowered::Overlapping(pointer) => {
+                exclusive.insert(pointer);
+            }
+        }
+    }
+}
+
+enum Lowered {
+    Program(Box<StructuredProgram>),
+    /// A `oneOf` (at this pointer) lowered as `anyOf` has overlapping branches.
+    Overlapping(String),
+}
+
+fn compile_with(
+    document: &SchemaDocument,
+    options: &CompilerOptions,
+    exclusive_one_of: &BTreeSet<String>,
+) -> Result<Lowered> {
+    let mut lowering = lower::Lowering::new(document, options, exclusive_one_of);
     let root = lowering.schema(document.root(), "")?;
     let one_of_checks = std::mem::take(&mut lowering.one_of_checks);
     let mut graph = lowering.graph;
     graph.finish().map_err(|e| {
+        if let graph::GraphError::Complement { pointer, what } = &e {
+            let keyword = pointer.rsplit('/').next().unwrap_or("not").to_string();
+            return Diagnostic::new(
+                DiagnosticCode::UnsupportedKeyword,
+                pointer.to_string(),
+                format!("{keyword} needs {what}, which is not supported yet"),
+            )
+            .with_keyword(keyword);
+        }
         let (code, message) = match e {
             graph::GraphError::IllFounded => (
                 DiagnosticCode::UnsatisfiableSchema,
@@ -69,22 +104,17 @@ pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOpti
                 DiagnosticCode::ResourceLimit,
                 format!("more than {} patternProperties apply to one object", graph::MAX_PATTERNS_PER_OBJECT),
             ),
+            graph::GraphError::Complement { .. } => unreachable!("handled above"),
         };
         Diagnostic::new(code, "", message)
     })?;
     for (pointer, overlaps) in one_of_checks {
         if overlaps.iter().any(|&both| graph.is_satisfiable(both)) {
-            return Err(Diagnostic::new(
-                DiagnosticCode::UnsupportedKeyword,
-                pointer,
-                "oneOf whose branches can match the same instance is not supported yet (disjoint branches are)",
-            )
-            .with_keyword("oneOf")
-            .into());
+            return Ok(Lowered::Overlapping(pointer));
         }
     }
     if !graph.is_satisfiable(root) {
         return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
     }
-    Ok(StructuredProgram { graph, root, max_whitespace: options.max_json_whitespace })
+    Ok(Lowered::Program(Box::new(StructuredProgram { graph, root, max_whitespace: options.max_json_whitespace })))
 }
