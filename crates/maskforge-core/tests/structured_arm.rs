@@ -190,6 +190,14 @@ fn structured_masks_equal_reference_masks() {
             r#"{"value": true, "ok": [null]}"#,
         ),
         (
+            r#"{"type": "object", "properties": {"ok": {}}, "unevaluatedProperties": false, "anyOf": [{"properties": {"value": {"type": "integer"}}}, {"properties": {"children": {"type": "string"}}}]}"#,
+            r#"{"value": 12, "ok": [], "children": "x"}"#,
+        ),
+        (
+            r#"{"type": "array", "contains": {"type": "string"}, "unevaluatedItems": {"type": "integer"}}"#,
+            r#"["ok", 12, "value", 1]"#,
+        ),
+        (
             r#"{"type": "array", "oneOf": [{"items": {"type": "integer"}}, {"prefixItems": [{"type": "integer"}], "items": {"type": "null"}}]}"#,
             r#"[12, null, null]"#,
         ),
@@ -315,6 +323,67 @@ fn not_admits_exactly_the_complement() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn unevaluated_properties_see_every_branch_that_holds() {
+    let schema = r#"{"type": "object", "properties": {"a": {}}, "unevaluatedProperties": false, "anyOf": [{"properties": {"b": {"type": "integer"}}}, {"properties": {"c": {"type": "string"}}}]}"#;
+    check(
+        schema,
+        &[r#"{"a": 1}"#, r#"{"b": 1}"#, r#"{"c": "x"}"#, r#"{"b": 1, "c": "x", "a": null}"#],
+        // `b` is a string: only the second branch holds, and it does not evaluate `b`.
+        &[r#"{"d": 1}"#, r#"{"b": "x"}"#, r#"{"b": 1, "c": 1}"#],
+    );
+    assert!(live(schema, r#"{"b": "#));
+    assert!(!live(schema, r#"{"b": ""#));
+    assert!(!live(schema, r#"{"d""#));
+    // `if` evaluates only when it holds; `not` never does.
+    check(
+        r#"{"type": "object", "if": {"properties": {"k": {"const": "a"}}, "required": ["k"]}, "then": {"properties": {"x": {}}}, "else": {"properties": {"y": {}}}, "unevaluatedProperties": false}"#,
+        &[r#"{"k": "a", "x": 1}"#, r#"{"y": 1}"#],
+        &[r#"{"k": "a", "y": 1}"#, r#"{"k": "b"}"#, r#"{"k": "b", "y": 1}"#],
+    );
+    check(
+        r#"{"type": "object", "not": {"not": {"properties": {"a": {}}}}, "unevaluatedProperties": false}"#,
+        &["{}"],
+        &[r#"{"a": 1}"#],
+    );
+    // A nested `unevaluatedProperties` sees only its own subschemas; an outer one sees the nested.
+    check(
+        r#"{"type": "object", "allOf": [{"unevaluatedProperties": false}], "properties": {"a": {}}}"#,
+        &["{}"],
+        &[r#"{"a": 1}"#],
+    );
+    check(
+        r#"{"type": "object", "allOf": [{"properties": {"a": {}}}, {"patternProperties": {"^x": {"type": "null"}}}], "unevaluatedProperties": {"type": "integer"}}"#,
+        &[r#"{"a": "s", "xy": null, "b": 2}"#],
+        &[r#"{"b": "s"}"#, r#"{"xy": 1}"#],
+    );
+}
+
+#[test]
+fn unevaluated_items_follow_prefixes_items_and_contains() {
+    check(
+        r#"{"type": "array", "prefixItems": [{"type": "string"}], "unevaluatedItems": false}"#,
+        &["[]", r#"["a"]"#],
+        &[r#"["a", 1]"#],
+    );
+    check(
+        r#"{"type": "array", "contains": {"type": "string"}, "unevaluatedItems": {"type": "integer"}}"#,
+        &[r#"["a", 1, "b"]"#],
+        &[r#"["a", true]"#, "[1]"],
+    );
+    check(
+        r#"{"type": "array", "anyOf": [{"prefixItems": [true, true]}, {"items": {"type": "null"}}], "unevaluatedItems": false}"#,
+        &["[1, 2]", "[null, null, null]"],
+        &["[1, 2, 3]", "[1, 2, null, 4]"],
+    );
+    // Draft 2019-09: `items` in array form evaluates its positions, and `contains` nothing.
+    check(
+        r#"{"$schema": "https://json-schema.org/draft/2019-09/schema", "type": "array", "items": [true], "contains": {"type": "string"}, "unevaluatedItems": false}"#,
+        &[r#"["a"]"#],
+        &[r#"["a", "b"]"#],
+    );
 }
 
 #[test]

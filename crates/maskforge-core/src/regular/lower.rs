@@ -266,7 +266,11 @@ impl<'a> Lowering<'a> {
             )));
         }
         if map.contains_key("unevaluatedProperties") && is_known_keyword("unevaluatedProperties", self.draft) {
-            return Ok(TypeLang::Unsupported(read::unsupported(pointer, "unevaluatedProperties")));
+            return Ok(TypeLang::Unsupported(structured(
+                pointer,
+                "unevaluatedProperties",
+                "evaluated keys are tracked by the structured backend",
+            )));
         }
         let dependency_keywords: &[&str] =
             if self.draft <= Draft::Draft7 { &["dependencies"] } else { &["dependentRequired", "dependentSchemas"] };
@@ -397,7 +401,11 @@ impl<'a> Lowering<'a> {
             return Ok(TypeLang::Any);
         }
         if map.contains_key("unevaluatedItems") && is_known_keyword("unevaluatedItems", self.draft) {
-            return Ok(TypeLang::Unsupported(read::unsupported(pointer, "unevaluatedItems")));
+            return Ok(TypeLang::Unsupported(structured(
+                pointer,
+                "unevaluatedItems",
+                "evaluated items are tracked by the structured backend",
+            )));
         }
         if map.contains_key("contains") && is_known_keyword("contains", self.draft) {
             return Ok(TypeLang::Unsupported(structured(

@@ -40,6 +40,32 @@ pub(crate) struct ArrayShape {
     pub(crate) max: Option<u64>,
     /// `contains` with `minContains`.
     pub(crate) contains: Option<Contains>,
+    /// Which items the schema objects intersected into this shape evaluate (for
+    /// `unevaluatedItems`).
+    pub(crate) evaluated: ItemsEvaluated,
+}
+
+/// The items a shape's schema objects evaluate: annotations of `prefixItems` (`items` in array
+/// form before 2020-12), `items`/`additionalItems`, `contains` (2020-12) and `unevaluatedItems`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub(crate) struct ItemsEvaluated {
+    /// Every item is evaluated.
+    pub(crate) all: bool,
+    /// Items before this position are evaluated.
+    pub(crate) prefix: u64,
+    /// Items satisfying this schema are evaluated (`contains`).
+    pub(crate) matching: Option<NodeId>,
+}
+
+/// The keys a shape's schema objects evaluate: annotations of `properties`,
+/// `patternProperties` (every pattern of the shape), `additionalProperties` and
+/// `unevaluatedProperties`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct PropertiesEvaluated {
+    /// Every key is evaluated.
+    pub(crate) all: bool,
+    /// Keys named by `properties`.
+    pub(crate) names: BTreeSet<String>,
 }
 
 /// At least `min` items from position `from` on must satisfy `node`.
@@ -74,6 +100,9 @@ pub(crate) struct ObjectShape {
     pub(crate) required: BTreeSet<String>,
     pub(crate) min: u64,
     pub(crate) max: Option<u64>,
+    /// Which keys the schema objects intersected into this shape evaluate (for
+    /// `unevaluatedProperties`).
+    pub(crate) evaluated: PropertiesEvaluated,
 }
 
 /// One `patternProperties` entry: the keys it matches (decoded UTF-8) and their schema.
@@ -116,6 +145,11 @@ pub(crate) struct PatternKeys {
 pub(crate) const MAX_PATTERNS_PER_OBJECT: usize = 8;
 
 impl ArrayShape {
+    /// Arrays of any items with a length in `min..=max`.
+    pub(crate) fn free(min: u64, max: Option<u64>) -> ArrayShape {
+        ArrayShape { prefix: Vec::new(), rest: ANY, min, max, contains: None, evaluated: ItemsEvaluated::default() }
+    }
+
     pub(crate) fn item(&self, index: u64) -> NodeId {
         usize::try_from(index).ok().and_then(|i| self.prefix.get(i).copied()).unwrap_or(self.rest)
     }
@@ -167,6 +201,7 @@ impl ObjectShape {
             required,
             min,
             max,
+            evaluated: PropertiesEvaluated::default(),
         }
     }
 
@@ -242,6 +277,14 @@ enum Pending {
     Any(Vec<NodeId>),
     /// The complement of a node; the pointer of the `not` (or `if`, `oneOf`) that asked for it.
     Not(NodeId, Arc<str>),
+    /// A node with `unevaluatedProperties` and `unevaluatedItems` applied to what it leaves
+    /// unevaluated; the pointer of the schema object.
+    Unevaluated {
+        base: NodeId,
+        properties: Option<NodeId>,
+        items: Option<NodeId>,
+        pointer: Arc<str>,
+    },
     InProgress,
 }
 
@@ -291,8 +334,9 @@ pub(crate) enum GraphError {
     /// Strings with a length bound above [`MAX_LENGTH_BOUND`] combined with a language that is
     /// not a finite set of short strings, or disjoint ranges of such lengths.
     CountedStrings,
-    /// A complement the graph cannot express, at the pointer of the keyword that asked for it.
-    Complement {
+    /// A complement or an evaluation the graph cannot express, at the pointer of the keyword
+    /// that asked for it.
+    Unsupported {
         pointer: Arc<str>,
         what: &'static str,
     },
@@ -325,7 +369,7 @@ impl Graph {
             numbers: vec![Arc::new(NumberConstraints::default())],
             strings: Some(any_string),
             counted_strings: None,
-            arrays: vec![ArrayShape { prefix: Vec::new(), rest: ANY, min: 0, max: None, contains: None }],
+            arrays: vec![ArrayShape::free(0, None)],
             objects: vec![ObjectShape::plain(BTreeMap::new(), ANY, BTreeSet::new(), 0, None)],
         });
         graph
@@ -407,6 +451,20 @@ impl Graph {
         id
     }
 
+    /// `base` with `unevaluatedProperties` (`properties`) and `unevaluatedItems` (`items`) of the
+    /// schema object at `pointer` applied.
+    pub(crate) fn unevaluated(
+        &mut self,
+        base: NodeId,
+        properties: Option<NodeId>,
+        items: Option<NodeId>,
+        pointer: &str,
+    ) -> NodeId {
+        let id = self.reserve();
+        self.pending[id as usize] = Some(Pending::Unevaluated { base, properties, items, pointer: Arc::from(pointer) });
+        id
+    }
+
     /// The schema of member `key` of `shape` while the graph is being built (signatures are
     /// not enumerated yet, so the matching patterns are intersected here).
     pub(crate) fn key_schema(&mut self, shape: &ObjectShape, key: &str) -> NodeId {
@@ -421,13 +479,20 @@ impl Graph {
     }
 
     /// A node admitting what any operand admits.
-    pub(crate) fn any(&mut self, mut operands: Vec<NodeId>) -> NodeId {
-        operands.retain(|&id| id != NEVER);
-        operands.sort_unstable();
-        operands.dedup();
+    pub(crate) fn any(&mut self, operands: Vec<NodeId>) -> NodeId {
         if operands.contains(&ANY) {
             return ANY;
         }
+        self.any_branch(operands)
+    }
+
+    /// A node admitting what any operand admits, keeping every operand's shapes even beside one
+    /// that admits everything: `anyOf: [{"items": ...}, true]` still evaluates items through its
+    /// first branch (for `unevaluatedItems`).
+    pub(crate) fn any_branch(&mut self, mut operands: Vec<NodeId>) -> NodeId {
+        operands.retain(|&id| id != NEVER);
+        operands.sort_unstable();
+        operands.dedup();
         match operands.len() {
             0 => NEVER,
             1 => operands[0],
@@ -616,6 +681,19 @@ impl Graph {
                 self.pending[id as usize] = None;
                 return Ok(());
             }
+            Pending::Unevaluated { base, properties, items, pointer } => {
+                self.ensure_ready(base)?;
+                let mut content = self.nodes[base as usize].clone();
+                if let Some(schema) = properties {
+                    content.objects = self.evaluate_remaining_properties(&content.objects, schema, &pointer)?;
+                }
+                if let Some(schema) = items {
+                    content.arrays = self.evaluate_remaining_items(&content.arrays, schema, &pointer)?;
+                }
+                self.nodes[id as usize] = content;
+                self.pending[id as usize] = None;
+                return Ok(());
+            }
             Pending::InProgress => unreachable!(),
         };
         for &op in &operands {
@@ -757,7 +835,16 @@ impl Graph {
                     (None, None) => None,
                 };
                 let (min, max) = (p.min.max(q.min), min_bound(p.max, q.max));
-                node.arrays.push(ArrayShape { prefix, rest, min, max, contains });
+                let matching = match (p.evaluated.matching, q.evaluated.matching) {
+                    (Some(a), Some(b)) => Some(self.any(vec![a, b])),
+                    (a, b) => a.or(b),
+                };
+                let evaluated = ItemsEvaluated {
+                    all: p.evaluated.all || q.evaluated.all,
+                    prefix: p.evaluated.prefix.max(q.evaluated.prefix),
+                    matching,
+                };
+                node.arrays.push(ArrayShape { prefix, rest, min, max, contains, evaluated });
             }
         }
         for p in &x.objects {
@@ -797,6 +884,10 @@ impl Graph {
                     required: p.required.union(&q.required).cloned().collect(),
                     min: p.min.max(q.min),
                     max: min_bound(p.max, q.max),
+                    evaluated: PropertiesEvaluated {
+                        all: p.evaluated.all || q.evaluated.all,
+                        names: p.evaluated.names.union(&q.evaluated.names).cloned().collect(),
+                    },
                 });
             }
         }
@@ -809,7 +900,7 @@ impl Graph {
     /// conjunction of those. Children are complemented lazily, so recursion through `not` is
     /// exact by induction on depth.
     fn complement_content(&mut self, x: &Node, pointer: &Arc<str>) -> Result<Node, GraphError> {
-        let unsupported = |what| GraphError::Complement { pointer: Arc::clone(pointer), what };
+        let unsupported = |what| GraphError::Unsupported { pointer: Arc::clone(pointer), what };
         let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
         let any = self.nodes[ANY as usize].clone();
         let mut base = any.clone();
@@ -856,24 +947,23 @@ impl Graph {
     /// The arrays that violate `shape`, as a disjunction of shapes.
     fn array_violations(&mut self, shape: &ArrayShape, pointer: &Arc<str>) -> Result<Vec<ArrayShape>, GraphError> {
         if shape.contains.is_some() {
-            return Err(GraphError::Complement {
+            return Err(GraphError::Unsupported {
                 pointer: Arc::clone(pointer),
                 what: "arrays with fewer matching items than contains requires",
             });
         }
-        let free = |min: u64, max: Option<u64>| ArrayShape { prefix: Vec::new(), rest: ANY, min, max, contains: None };
         let mut violations = Vec::new();
         if shape.min > 0 {
-            violations.push(free(0, Some(shape.min - 1)));
+            violations.push(ArrayShape::free(0, Some(shape.min - 1)));
         }
         if let Some(max) = shape.max {
-            violations.push(free(max + 1, None));
+            violations.push(ArrayShape::free(max + 1, None));
         }
         for (i, &item) in shape.prefix.iter().enumerate() {
             if item != ANY {
                 let mut prefix = vec![ANY; i];
                 prefix.push(self.not(item, pointer));
-                violations.push(ArrayShape { prefix, rest: ANY, min: i as u64 + 1, max: None, contains: None });
+                violations.push(ArrayShape { prefix, min: i as u64 + 1, ..ArrayShape::free(0, None) });
             }
         }
         if shape.rest != ANY {
@@ -882,7 +972,12 @@ impl Graph {
             let prefix = vec![ANY; shape.prefix.len()];
             let failing = self.not(shape.rest, pointer);
             let contains = Contains::new(self, failing, 1, from, &prefix, ANY);
-            violations.push(ArrayShape { prefix, rest: ANY, min: from + 1, max: None, contains: Some(contains) });
+            violations.push(ArrayShape {
+                prefix,
+                min: from + 1,
+                contains: Some(contains),
+                ..ArrayShape::free(0, None)
+            });
         }
         Ok(violations)
     }
@@ -891,7 +986,7 @@ impl Graph {
     fn object_violations(&mut self, shape: &ObjectShape, pointer: &Arc<str>) -> Result<Vec<ObjectShape>, GraphError> {
         if shape.classifies_keys() || shape.other != ANY {
             // "Some other key fails" needs a count of keys outside the named ones.
-            return Err(GraphError::Complement {
+            return Err(GraphError::Unsupported {
                 pointer: Arc::clone(pointer),
                 what: "objects with a key that additionalProperties, patternProperties or propertyNames refuses",
             });
@@ -918,6 +1013,137 @@ impl Graph {
         Ok(violations)
     }
 
+    /// The object shapes of a schema object whose in-place applicators gave `shapes`, with
+    /// `unevaluatedProperties: schema` applied.
+    ///
+    /// An instance matching several shapes (several `anyOf` branches, say) has the keys of all
+    /// of them evaluated. So each combination of shapes is intersected and judged by the union
+    /// of their evaluations; an instance is accepted when some combination accepts it, and the
+    /// combination of every shape it matches is the exact verdict (a smaller one evaluates
+    /// fewer keys and is only stricter).
+    fn evaluate_remaining_properties(
+        &mut self,
+        shapes: &[ObjectShape],
+        schema: NodeId,
+        pointer: &Arc<str>,
+    ) -> Result<Vec<ObjectShape>, GraphError> {
+        let key = |s: &ObjectShape| {
+            let patterns: BTreeSet<usize> = s.patterns.iter().map(|p| Arc::as_ptr(&p.keys) as usize).collect();
+            (s.evaluated.all, s.evaluated.names.clone(), patterns)
+        };
+        let union = |a: &(bool, BTreeSet<String>, BTreeSet<usize>), b: &(bool, BTreeSet<String>, BTreeSet<usize>)| {
+            (a.0 || b.0, a.1.union(&b.1).cloned().collect(), a.2.union(&b.2).cloned().collect())
+        };
+        let keys: Vec<_> = shapes.iter().map(key).collect();
+        let subsets = combinations(&keys, union, pointer)?;
+        let mut result = Vec::new();
+        for subset in subsets {
+            for shape in self.intersect_objects(shapes, &subset)? {
+                result.push(self.evaluate_properties_of(shape, schema)?);
+            }
+        }
+        Ok(result)
+    }
+
+    /// `shape` with `schema` required of every key it does not evaluate.
+    fn evaluate_properties_of(&mut self, mut shape: ObjectShape, schema: NodeId) -> Result<ObjectShape, GraphError> {
+        if shape.evaluated.all || schema == ANY {
+            shape.evaluated.all = true;
+            return Ok(shape);
+        }
+        let patterns = shape.patterns.clone();
+        let names = shape.evaluated.names.clone();
+        for (name, node) in shape.properties.iter_mut() {
+            if !names.contains(name) && !patterns.iter().any(|p| p.keys.matches(name.as_bytes())) {
+                *node = self.all(vec![*node, schema]);
+            }
+        }
+        // The schema acts as an `additionalProperties` whose owner has every pattern of the shape
+        // (with no schema of their own): keys matching any pattern are evaluated.
+        let owner = shape.others.len();
+        shape.patterns.extend(patterns.iter().map(|p| PatternProperty { keys: Arc::clone(&p.keys), node: ANY, owner }));
+        if shape.patterns.len() > MAX_PATTERNS_PER_OBJECT {
+            return Err(GraphError::TooManyPatterns);
+        }
+        shape.others.push(schema);
+        shape.other = self.all(vec![shape.other, schema]);
+        shape.keys = None;
+        shape.evaluated.all = true;
+        Ok(shape)
+    }
+
+    /// The array shapes of a schema object with `unevaluatedItems: schema` applied (see
+    /// [`Graph::evaluate_remaining_properties`] for why combinations of shapes).
+    fn evaluate_remaining_items(
+        &mut self,
+        shapes: &[ArrayShape],
+        schema: NodeId,
+        pointer: &Arc<str>,
+    ) -> Result<Vec<ArrayShape>, GraphError> {
+        let key = |s: &ArrayShape| {
+            (s.evaluated.all, s.evaluated.prefix, s.evaluated.matching.into_iter().collect::<BTreeSet<NodeId>>())
+        };
+        let union = |a: &(bool, u64, BTreeSet<NodeId>), b: &(bool, u64, BTreeSet<NodeId>)| {
+            (a.0 || b.0, a.1.max(b.1), a.2.union(&b.2).copied().collect())
+        };
+        let keys: Vec<_> = shapes.iter().map(key).collect();
+        let subsets = combinations(&keys, union, pointer)?;
+        let mut result = Vec::new();
+        for subset in subsets {
+            for shape in self.intersect_arrays(shapes, &subset)? {
+                result.push(self.evaluate_items_of(shape, schema));
+            }
+        }
+        Ok(result)
+    }
+
+    /// `shape` with `schema` required of every item it does not evaluate.
+    fn evaluate_items_of(&mut self, mut shape: ArrayShape, schema: NodeId) -> ArrayShape {
+        if shape.evaluated.all || schema == ANY {
+            shape.evaluated.all = true;
+            return shape;
+        }
+        // An unevaluated item is one past the evaluated prefix that `contains` does not match.
+        let required = match shape.evaluated.matching {
+            Some(matching) => self.any(vec![matching, schema]),
+            None => schema,
+        };
+        let from = shape.evaluated.prefix;
+        while (shape.prefix.len() as u64) < from {
+            shape.prefix.push(shape.rest);
+        }
+        for i in from as usize..shape.prefix.len() {
+            shape.prefix[i] = self.all(vec![shape.prefix[i], required]);
+        }
+        shape.rest = self.all(vec![shape.rest, required]);
+        if let Some(c) = shape.contains.take() {
+            let prefix = shape.prefix.clone();
+            shape.contains = Some(Contains::new(self, c.node, c.min, c.from, &prefix, shape.rest));
+        }
+        shape.evaluated.all = true;
+        shape
+    }
+
+    /// The intersections of the object shapes picked by `subset`.
+    fn intersect_objects(&mut self, shapes: &[ObjectShape], subset: &[usize]) -> Result<Vec<ObjectShape>, GraphError> {
+        let mut node = Node { objects: vec![shapes[subset[0]].clone()], ..Node::default() };
+        for &i in &subset[1..] {
+            let other = Node { objects: vec![shapes[i].clone()], ..Node::default() };
+            node = self.intersect_content(&node, &other)?;
+        }
+        Ok(node.objects)
+    }
+
+    /// The intersections of the array shapes picked by `subset`.
+    fn intersect_arrays(&mut self, shapes: &[ArrayShape], subset: &[usize]) -> Result<Vec<ArrayShape>, GraphError> {
+        let mut node = Node { arrays: vec![shapes[subset[0]].clone()], ..Node::default() };
+        for &i in &subset[1..] {
+            let other = Node { arrays: vec![shapes[i].clone()], ..Node::default() };
+            node = self.intersect_content(&node, &other)?;
+        }
+        Ok(node.arrays)
+    }
+
     /// Which nodes admit a value: the least fixpoint, so a recursive schema counts only when it
     /// has a finite witness.
     fn compute_satisfiability(&mut self) {
@@ -937,6 +1163,48 @@ impl Graph {
         }
         self.satisfiable = sat;
     }
+}
+
+/// Most shapes of differing evaluations that `unevaluated*` combines (`2^n - 1` combinations).
+const MAX_EVALUATION_SHAPES: usize = 6;
+
+/// The subsets of shapes (by index) worth a combination under `unevaluated*`: each shape alone
+/// when all evaluate alike; otherwise every subset whose union of evaluations (`keys`) no
+/// smaller subset already reaches by dropping one member.
+fn combinations<K: PartialEq>(
+    keys: &[K],
+    union: impl Fn(&K, &K) -> K,
+    pointer: &Arc<str>,
+) -> Result<Vec<Vec<usize>>, GraphError> {
+    if keys.windows(2).all(|w| w[0] == w[1]) {
+        return Ok((0..keys.len()).map(|i| vec![i]).collect());
+    }
+    if keys.len() > MAX_EVALUATION_SHAPES {
+        return Err(GraphError::Unsupported {
+            pointer: Arc::clone(pointer),
+            what: "more than 6 alternatives of differing evaluations (anyOf, oneOf, if, dependencies)",
+        });
+    }
+    let union_of = |members: &[usize]| {
+        let mut it = members.iter();
+        let first = it.next().map(|&i| union(&keys[i], &keys[i]))?;
+        Some(it.fold(first, |acc, &i| union(&acc, &keys[i])))
+    };
+    let mut subsets = Vec::new();
+    for mask in 1u32..(1 << keys.len()) {
+        let members: Vec<usize> = (0..keys.len()).filter(|&i| mask & (1 << i) != 0).collect();
+        let whole = union_of(&members);
+        let redundant = members.len() > 1
+            && (0..members.len()).any(|drop| {
+                let rest: Vec<usize> =
+                    members.iter().enumerate().filter(|&(j, _)| j != drop).map(|(_, &i)| i).collect();
+                union_of(&rest) == whole
+            });
+        if !redundant {
+            subsets.push(members);
+        }
+    }
+    Ok(subsets)
 }
 
 fn min_bound(a: Option<u64>, b: Option<u64>) -> Option<u64> {

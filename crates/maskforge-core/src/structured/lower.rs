@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::graph::{
-    ArrayShape, Contains, Graph, Node, NodeId, ObjectShape, PatternProperty, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
+    ArrayShape, Contains, Graph, ItemsEvaluated, Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated, ANY,
+    MAX_PATTERNS_PER_OBJECT, NEVER,
 };
 use crate::automata::{ecma, json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
@@ -116,8 +117,7 @@ impl<'a> Lowering<'a> {
     fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
         for keyword in map.keys() {
             // `maxContains` only matters beside `contains`.
-            let blocked = matches!(keyword.as_str(), "unevaluatedProperties" | "unevaluatedItems")
-                || (keyword == "dependencies" && self.draft >= Draft::Draft201909)
+            let blocked = (keyword == "dependencies" && self.draft >= Draft::Draft201909)
                 || (keyword == "maxContains" && map.contains_key("contains"));
             if (blocked && is_known_keyword(keyword, self.draft)) || unsupported_everywhere(keyword, self.draft) {
                 return Err(unsupported(pointer, keyword));
@@ -160,7 +160,7 @@ impl<'a> Lowering<'a> {
             operands.extend(branches);
         }
         if let Some(branches) = self.subschema_list(map, pointer, "anyOf")? {
-            operands.push(self.graph.any(branches));
+            operands.push(self.graph.any_branch(branches));
         }
         operands.extend(self.dependencies(map, pointer)?);
         if let Some(negated) = self.subschema(map, pointer, "not")? {
@@ -181,7 +181,17 @@ impl<'a> Lowering<'a> {
                     }
                 }
                 self.one_of_checks.push((at, overlaps));
-                operands.push(self.graph.any(branches));
+                operands.push(self.graph.any_branch(branches));
+            }
+        }
+        if self.draft >= Draft::Draft201909 {
+            // Last: what the keywords above (and the schemas they apply in place) leave
+            // unevaluated.
+            let properties = self.subschema(map, pointer, "unevaluatedProperties")?;
+            let items = self.subschema(map, pointer, "unevaluatedItems")?;
+            if properties.is_some() || items.is_some() {
+                let base = self.graph.all(operands);
+                return Ok(vec![self.graph.unevaluated(base, properties, items, pointer)]);
             }
         }
         Ok(operands)
@@ -198,7 +208,7 @@ impl<'a> Lowering<'a> {
                 self.graph.all(operands)
             })
             .collect();
-        self.graph.any(only)
+        self.graph.any_branch(only)
     }
 
     /// `if`/`then`/`else` (draft 7 on): instances satisfying `if` and `then`, or failing `if`
@@ -213,7 +223,7 @@ impl<'a> Lowering<'a> {
         let failing = self.graph.not(condition, &pointer_push(pointer, "if"));
         let when_true = self.graph.all(vec![condition, then]);
         let when_false = self.graph.all(vec![failing, otherwise]);
-        Ok(Some(self.graph.any(vec![when_true, when_false])))
+        Ok(Some(self.graph.any_branch(vec![when_true, when_false])))
     }
 
     /// One node per dependency: objects without the triggering property, or with it and what
@@ -242,7 +252,7 @@ impl<'a> Lowering<'a> {
             }
             present.push(self.graph.non_objects_and(ObjectShape::plain(BTreeMap::new(), ANY, required, 0, None)));
             let present = self.graph.all(present);
-            nodes.push(self.graph.any(vec![absent, present]));
+            nodes.push(self.graph.any_branch(vec![absent, present]));
         }
         Ok(nodes)
     }
@@ -377,13 +387,20 @@ impl<'a> Lowering<'a> {
         if unique && max.is_none_or(|m| m > 1) {
             return Err(unsupported(pointer, "uniqueItems"));
         }
+        let contains_node = contains;
         let contains = match contains {
             Some(node) if contains_min > 0 => {
                 Some(Contains::new(&mut self.graph, node, contains_min, 0, &prefix, rest))
             }
             _ => None,
         };
-        Ok(Some(ArrayShape { prefix, rest, min, max, contains }))
+        let evaluated = ItemsEvaluated {
+            all: items.rest.is_some(),
+            prefix: prefix.len() as u64,
+            // `contains` annotates the items it matches from 2020-12 on (even with `minContains: 0`).
+            matching: contains_node.filter(|_| self.draft >= Draft::Draft202012),
+        };
+        Ok(Some(ArrayShape { prefix, rest, min, max, contains, evaluated }))
     }
 
     fn object(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ObjectShape>> {
@@ -439,7 +456,12 @@ impl<'a> Lowering<'a> {
             operands.extend(patterns.iter().filter(|p| p.keys.matches(name.as_bytes())).map(|p| p.node));
             *node = self.graph.all(operands);
         }
+        let evaluated = PropertiesEvaluated {
+            all: map.contains_key("additionalProperties"),
+            names: properties.keys().cloned().collect(),
+        };
         let mut shape = ObjectShape::plain(properties, other, required, min, max);
+        shape.evaluated = evaluated;
         shape.patterns = patterns;
         shape.names = names.filter(|&n| n != ANY);
         shape.order = order;
@@ -463,7 +485,7 @@ impl<'a> Lowering<'a> {
             Value::Array(items) => {
                 let prefix = items.iter().map(|v| self.value_node(v)).collect::<Lowered<Vec<_>>>()?;
                 let len = prefix.len() as u64;
-                node.arrays.push(ArrayShape { prefix, rest: NEVER, min: len, max: Some(len), contains: None });
+                node.arrays.push(ArrayShape { prefix, rest: NEVER, ..ArrayShape::free(len, Some(len)) });
             }
             Value::Object(map) => {
                 let mut properties = BTreeMap::new();

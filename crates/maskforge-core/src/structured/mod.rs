@@ -69,7 +69,7 @@ fn compile_with(
     let one_of_checks = std::mem::take(&mut lowering.one_of_checks);
     let mut graph = lowering.graph;
     graph.finish().map_err(|e| {
-        if let graph::GraphError::Complement { pointer, what } = &e {
+        if let graph::GraphError::Unsupported { pointer, what } = &e {
             let keyword = pointer.rsplit('/').next().unwrap_or("not").to_string();
             return Diagnostic::new(
                 DiagnosticCode::UnsupportedKeyword,
@@ -104,7 +104,7 @@ fn compile_with(
                 DiagnosticCode::ResourceLimit,
                 format!("more than {} patternProperties apply to one object", graph::MAX_PATTERNS_PER_OBJECT),
             ),
-            graph::GraphError::Complement { .. } => unreachable!("handled above"),
+            graph::GraphError::Unsupported { .. } => unreachable!("handled above"),
         };
         Diagnostic::new(code, "", message)
     })?;
