@@ -194,6 +194,10 @@ fn structured_masks_equal_reference_masks() {
             r#"{"value": 12, "ok": [], "children": "x"}"#,
         ),
         (
+            r#"{"type": "object", "maxProperties": 2, "not": {"properties": {"ok": {}}, "additionalProperties": {"type": "integer"}}}"#,
+            r#"{"ok": "x", "value": 1.5}"#,
+        ),
+        (
             r#"{"type": "array", "contains": {"type": "string"}, "unevaluatedItems": {"type": "integer"}}"#,
             r#"["ok", 12, "value", 1]"#,
         ),
@@ -315,7 +319,8 @@ fn not_admits_exactly_the_complement() {
     // A number that can only end as a multiple of 3 is a dead end: `9` cannot grow past 9.
     assert!(live(r#"{"type": "integer", "minimum": 8, "not": {"multipleOf": 3}}"#, "9"));
     assert!(!live(r#"{"type": "integer", "maximum": 10, "not": {"multipleOf": 3}}"#, "9"));
-    match Compiler::without_cache().compile_json_schema(r#"{"type": "object", "not": {"additionalProperties": false}}"#)
+    match Compiler::without_cache()
+        .compile_json_schema(r#"{"type": "object", "not": {"patternProperties": {"^a": {"type": "integer"}}}}"#)
     {
         Err(Error::Schema(d)) => {
             assert_eq!(d.code, DiagnosticCode::UnsupportedKeyword);
@@ -383,6 +388,34 @@ fn unevaluated_items_follow_prefixes_items_and_contains() {
         r#"{"$schema": "https://json-schema.org/draft/2019-09/schema", "type": "array", "items": [true], "contains": {"type": "string"}, "unevaluatedItems": false}"#,
         &[r#"["a"]"#],
         &[r#"["a", "b"]"#],
+    );
+}
+
+#[test]
+fn complements_of_additional_properties_ask_for_a_member() {
+    // Only `{}` has no key outside the (empty) properties.
+    let nonempty = r#"{"type": "object", "not": {"additionalProperties": false}}"#;
+    check(nonempty, &[r#"{"a": 1}"#, r#"{"a": 1, "b": {}}"#], &["{}"]);
+    assert!(live(nonempty, "{"));
+    assert!(!live(nonempty, "{}"));
+    let schema = r#"{"type": "object", "not": {"properties": {"a": {}}, "additionalProperties": {"type": "integer"}}}"#;
+    check(
+        schema,
+        &[r#"{"b": "x"}"#, r#"{"a": 1, "b": 1.5}"#, r#"{"b": 1, "c": null}"#],
+        &[r#"{"b": 1}"#, r#"{"a": "x"}"#, "{}"],
+    );
+    assert!(live(schema, r#"{"b": 1"#));
+    assert!(!live(schema, r#"{"b": 1}"#));
+    // With room for one key only, it must be the witness: once `1` is complete it is not.
+    let single = r#"{"type": "object", "maxProperties": 1, "not": {"additionalProperties": {"type": "integer"}}}"#;
+    assert!(live(single, r#"{"b": 1"#));
+    assert!(!live(single, r#"{"b": 1,"#));
+    assert!(!live(single, r#"{"b": 1}"#));
+    // Closed branches: the witness is one of the other branch's keys.
+    check(
+        r#"{"oneOf": [{"type": "object", "properties": {"a": {}}, "additionalProperties": false}, {"type": "object", "properties": {"b": {}}, "additionalProperties": false}], "$defs": {"x": {"type": "array"}}}"#,
+        &[r#"{"a": 1}"#, r#"{"b": [1]}"#],
+        &["{}", r#"{"a": 1, "b": 1}"#, r#"{"c": 1}"#],
     );
 }
 

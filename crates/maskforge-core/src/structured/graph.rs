@@ -103,6 +103,50 @@ pub(crate) struct ObjectShape {
     /// Which keys the schema objects intersected into this shape evaluate (for
     /// `unevaluatedProperties`).
     pub(crate) evaluated: PropertiesEvaluated,
+    /// Members that must occur (from complements of `additionalProperties`); the matcher
+    /// tracks at most one, the graph turns them into required keys on closed objects.
+    pub(crate) witnesses: Vec<KeyWitness>,
+}
+
+/// At least one member whose key is not in `named` and whose value satisfies `node`: the
+/// complement of "every other key satisfies `additionalProperties`".
+#[derive(Debug, Clone)]
+pub(crate) struct KeyWitness {
+    pub(crate) named: Arc<BTreeSet<String>>,
+    pub(crate) node: NodeId,
+    /// The keyword that asked for the complement, for diagnostics.
+    pub(crate) pointer: Arc<str>,
+    /// Schema of a member serving as the witness, on the shape that holds it: per named
+    /// property of the shape outside `named`, and for any other key (`fresh`).
+    pub(crate) candidates: BTreeMap<String, NodeId>,
+    pub(crate) fresh: NodeId,
+}
+
+impl KeyWitness {
+    /// The schema member `key` has when it serves as the witness (`None`: it cannot).
+    pub(crate) fn serving(&self, key: &str) -> Option<NodeId> {
+        if self.named.contains(key) {
+            return None;
+        }
+        Some(self.candidates.get(key).copied().unwrap_or(self.fresh))
+    }
+}
+
+/// Whether an object with keys `seen`, `extra` further keys not named by the shape about to be
+/// added, can still gain the member its witness asks for (true without one).
+pub(crate) fn witness_reachable(shape: &ObjectShape, sat: &[bool], seen: &[String], extra: u64) -> bool {
+    let Some(witness) = shape.witnesses.first() else { return true };
+    let missing: Vec<&String> = shape.required.iter().filter(|k| !seen.contains(k)).collect();
+    // A required key still missing comes anyway; any other needs room for one more key.
+    if missing.iter().any(|k| witness.serving(k).is_some_and(|n| sat[n as usize])) {
+        return true;
+    }
+    let count = (seen.len() as u64).saturating_add(extra).saturating_add(missing.len() as u64);
+    if count.saturating_add(1) > shape.max.unwrap_or(u64::MAX) {
+        return false;
+    }
+    sat[witness.fresh as usize]
+        || witness.candidates.iter().any(|(k, &n)| sat[n as usize] && !seen.contains(k) && !shape.required.contains(k))
 }
 
 /// One `patternProperties` entry: the keys it matches (decoded UTF-8) and their schema.
@@ -141,10 +185,20 @@ pub(crate) struct PatternKeys {
     pub(crate) context_from: Vec<bool>,
 }
 
+/// Most object (array) shapes one node keeps: products of disjunctions (complements, `oneOf`
+/// made exclusive) beyond this are a resource limit.
+pub(crate) const MAX_SHAPES_PER_NODE: usize = 512;
+
 /// Most patterns that may apply to one object (signatures are enumerated as subsets).
 pub(crate) const MAX_PATTERNS_PER_OBJECT: usize = 8;
 
 impl ArrayShape {
+    /// Whether the shape plainly admits nothing (see [`ObjectShape::is_contradictory`]).
+    fn is_contradictory(&self) -> bool {
+        let max = self.max.unwrap_or(u64::MAX);
+        self.min > max || (0..self.min.min(self.prefix.len() as u64 + 1)).any(|i| self.item(i) == NEVER)
+    }
+
     /// Arrays of any items with a length in `min..=max`.
     pub(crate) fn free(min: u64, max: Option<u64>) -> ArrayShape {
         ArrayShape { prefix: Vec::new(), rest: ANY, min, max, contains: None, evaluated: ItemsEvaluated::default() }
@@ -202,7 +256,20 @@ impl ObjectShape {
             min,
             max,
             evaluated: PropertiesEvaluated::default(),
+            witnesses: Vec::new(),
         }
+    }
+
+    /// Whether the shape plainly admits nothing (a required key that cannot occur, counts out
+    /// of bounds): dropped from products of disjunctions, which complements make large.
+    fn is_contradictory(&self) -> bool {
+        let max = self.max.unwrap_or(u64::MAX);
+        self.min > max
+            || self.required.len() as u64 > max
+            || self.required.iter().any(|k| match self.properties.get(k) {
+                Some(&node) => node == NEVER,
+                None => !self.classifies_keys() && self.other == NEVER,
+            })
     }
 
     /// Position of `key` among the declared properties.
@@ -334,6 +401,8 @@ pub(crate) enum GraphError {
     /// Strings with a length bound above [`MAX_LENGTH_BOUND`] combined with a language that is
     /// not a finite set of short strings, or disjoint ranges of such lengths.
     CountedStrings,
+    /// A node would keep more than [`MAX_SHAPES_PER_NODE`] object or array shapes.
+    TooManyShapes,
     /// A complement or an evaluation the graph cannot express, at the pointer of the keyword
     /// that asked for it.
     Unsupported {
@@ -518,6 +587,16 @@ impl Graph {
             }
             if !self.classify_pattern_keys()? {
                 break;
+            }
+        }
+        for node in &self.nodes {
+            for shape in &node.objects {
+                if shape.witnesses.len() > 1 || (!shape.witnesses.is_empty() && shape.classifies_keys()) {
+                    return Err(GraphError::Unsupported {
+                        pointer: Arc::clone(&shape.witnesses[0].pointer),
+                        what: "open objects with keys outside two sets of properties, or under patternProperties",
+                    });
+                }
             }
         }
         self.compute_satisfiability();
@@ -822,6 +901,11 @@ impl Graph {
                 Some(r) => r.union(&range).ok_or(GraphError::CountedStrings)?,
             });
         }
+        // Contradictory pairs are dropped below, but a product far past the limit is not tried.
+        let product = |a: usize, b: usize| a.saturating_mul(b) > MAX_SHAPES_PER_NODE.saturating_mul(16);
+        if product(x.arrays.len(), y.arrays.len()) || product(x.objects.len(), y.objects.len()) {
+            return Err(GraphError::TooManyShapes);
+        }
         for p in &x.arrays {
             for q in &y.arrays {
                 let len = p.prefix.len().max(q.prefix.len());
@@ -844,8 +928,14 @@ impl Graph {
                     prefix: p.evaluated.prefix.max(q.evaluated.prefix),
                     matching,
                 };
-                node.arrays.push(ArrayShape { prefix, rest, min, max, contains, evaluated });
+                let shape = ArrayShape { prefix, rest, min, max, contains, evaluated };
+                if !shape.is_contradictory() {
+                    node.arrays.push(shape);
+                }
             }
+        }
+        if node.arrays.len() > MAX_SHAPES_PER_NODE {
+            return Err(GraphError::TooManyShapes);
         }
         for p in &x.objects {
             for q in &y.objects {
@@ -873,7 +963,7 @@ impl Graph {
                 };
                 let mut order = p.order.clone();
                 order.extend(q.order.iter().filter(|k| !p.order.contains(k)).cloned());
-                node.objects.push(ObjectShape {
+                let shape = ObjectShape {
                     properties,
                     order,
                     other: self.all(vec![p.other, q.other]),
@@ -888,8 +978,17 @@ impl Graph {
                         all: p.evaluated.all || q.evaluated.all,
                         names: p.evaluated.names.union(&q.evaluated.names).cloned().collect(),
                     },
-                });
+                    witnesses: p.witnesses.iter().chain(&q.witnesses).cloned().collect(),
+                };
+                for shape in self.place_witnesses(shape) {
+                    if !shape.is_contradictory() {
+                        node.objects.push(shape);
+                    }
+                }
             }
+        }
+        if node.objects.len() > MAX_SHAPES_PER_NODE {
+            return Err(GraphError::TooManyShapes);
         }
         Ok(node)
     }
@@ -984,11 +1083,11 @@ impl Graph {
 
     /// The objects that violate `shape`, as a disjunction of shapes.
     fn object_violations(&mut self, shape: &ObjectShape, pointer: &Arc<str>) -> Result<Vec<ObjectShape>, GraphError> {
-        if shape.classifies_keys() || shape.other != ANY {
-            // "Some other key fails" needs a count of keys outside the named ones.
+        if shape.classifies_keys() || !shape.witnesses.is_empty() {
+            // "Some other key fails" is uniform only without patterns and `propertyNames`.
             return Err(GraphError::Unsupported {
                 pointer: Arc::clone(pointer),
-                what: "objects with a key that additionalProperties, patternProperties or propertyNames refuses",
+                what: "objects with a key that patternProperties or propertyNames refuses",
             });
         }
         let free = |properties: BTreeMap<String, NodeId>, required: BTreeSet<String>, min: u64, max: Option<u64>| {
@@ -1010,7 +1109,66 @@ impl Graph {
                 violations.push(free(BTreeMap::from([(key.clone(), failing)]), BTreeSet::from([key.clone()]), 0, None));
             }
         }
+        if shape.other != ANY {
+            // Some key outside the named ones fails `additionalProperties`.
+            let failing = self.not(shape.other, pointer);
+            let mut witnessed = free(BTreeMap::new(), BTreeSet::new(), 0, None);
+            witnessed.witnesses.push(KeyWitness {
+                named: Arc::new(shape.properties.keys().cloned().collect()),
+                node: failing,
+                pointer: Arc::clone(pointer),
+                candidates: BTreeMap::new(),
+                fresh: failing,
+            });
+            violations.push(witnessed);
+        }
         Ok(violations)
+    }
+
+    /// On a closed object without patterns, a witness is one of finitely many named keys: the
+    /// shape becomes one shape per choice, that key required with the witness' schema too.
+    /// Other shapes keep their witnesses for the matcher.
+    fn place_witnesses(&mut self, shape: ObjectShape) -> Vec<ObjectShape> {
+        if shape.witnesses.is_empty() || shape.classifies_keys() {
+            return vec![shape];
+        }
+        if shape.other != NEVER {
+            // Open: the matcher tracks the witness; give it the schemas of serving members.
+            let mut shape = shape;
+            let other = shape.other;
+            for i in 0..shape.witnesses.len() {
+                let node = shape.witnesses[i].node;
+                let mut candidates = BTreeMap::new();
+                for (key, &value) in &shape.properties {
+                    if !shape.witnesses[i].named.contains(key) {
+                        candidates.insert(key.clone(), self.all(vec![value, node]));
+                    }
+                }
+                shape.witnesses[i].fresh = self.all(vec![other, node]);
+                shape.witnesses[i].candidates = candidates;
+            }
+            return vec![shape];
+        }
+        let mut shapes = vec![ObjectShape { witnesses: Vec::new(), ..shape.clone() }];
+        for witness in &shape.witnesses {
+            let mut placed = Vec::new();
+            for s in &shapes {
+                for (key, &node) in &s.properties {
+                    if node == NEVER || witness.named.contains(key) {
+                        continue;
+                    }
+                    let mut choice = s.clone();
+                    choice.required.insert(key.clone());
+                    let both = self.all(vec![node, witness.node]);
+                    choice.properties.insert(key.clone(), both);
+                    if !choice.is_contradictory() {
+                        placed.push(choice);
+                    }
+                }
+            }
+            shapes = placed;
+        }
+        shapes
     }
 
     /// The object shapes of a schema object whose in-place applicators gave `shapes`, with
@@ -1359,4 +1517,5 @@ fn object_has_witness(shape: &ObjectShape, sat: &[bool]) -> bool {
         && needed <= max
         && shape.min <= max
         && addable_optional_keys(shape, sat, &[], &|_| true) >= extra_needed
+        && witness_reachable(shape, sat, &[], 0)
 }

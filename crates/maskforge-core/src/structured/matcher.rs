@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use super::graph::{
-    addable_optional_keys, contains_reachable, reachable_items, ArrayShape, Graph, NodeId, ObjectShape,
+    addable_optional_keys, contains_reachable, reachable_items, witness_reachable, ArrayShape, Graph, NodeId,
+    ObjectShape,
 };
 use super::strings::{CodePointCounter, DecodeStep, StringDecoder};
 use crate::automata::{ByteDfa, StateId, DEAD};
@@ -163,14 +164,17 @@ impl Value {
                     .objects
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| object_live(graph, s, &[], 0))
-                    .map(|(i, _)| ObjectTrack {
+                    .filter(|(_, s)| object_live(graph, s, &[], 0, !s.witnesses.is_empty()))
+                    .map(|(i, s)| ObjectTrack {
                         node,
                         shape: i as u32,
                         seen: Arc::new(Vec::new()),
                         allowed_key: DEAD,
                         context_key: DEAD,
                         child: None,
+                        pending: !s.witnesses.is_empty(),
+                        probe: None,
+                        serving: false,
                     })
                     .collect();
                 (!shapes.is_empty()).then(|| {
@@ -350,6 +354,12 @@ struct ObjectTrack {
     allowed_key: StateId,
     context_key: StateId,
     child: Option<Value>,
+    /// The shape's witness member has not occurred yet.
+    pending: bool,
+    /// The current member's value read against the witness' schema, while it may match.
+    probe: Option<Value>,
+    /// The current member must serve as the witness (its child is the conjunction).
+    serving: bool,
 }
 
 impl ObjectTrack {
@@ -362,13 +372,13 @@ impl ObjectTrack {
     /// patterns restrict keys but every open continuation still has infinitely many keys.
     fn key_context<'g>(&self, graph: &'g Graph, key_text: StateId) -> Option<(&'g Arc<ByteDfa>, StateId)> {
         let shape = self.shape(graph);
-        if key_open(graph, shape, &self.seen) {
+        if key_open(graph, shape, &self.seen, self.pending) {
             return Some((&graph.any_string, key_text));
         }
         let keys = shape.keys.as_ref()?;
         let text = keys.context_text.as_ref()?;
         let live = self.context_key != DEAD && keys.context_from[self.context_key as usize];
-        (live && room_for_unnamed_key(graph, shape, &self.seen)).then_some((text, self.context_key))
+        (live && room_for_unnamed_key(graph, shape, &self.seen, self.pending)).then_some((text, self.context_key))
     }
 }
 
@@ -404,8 +414,12 @@ impl OrderGate {
 }
 
 /// Whether an object with keys `seen`, plus `unnamed` further keys not named by the shape whose
-/// schemas are satisfiable, can still be completed.
-fn object_live(graph: &Graph, shape: &ObjectShape, seen: &[String], unnamed: u64) -> bool {
+/// schemas are satisfiable, can still be completed (`pending`: with its witness member still
+/// to come).
+fn object_live(graph: &Graph, shape: &ObjectShape, seen: &[String], unnamed: u64, pending: bool) -> bool {
+    if pending && !witness_reachable(shape, &graph.satisfiable, seen, unnamed) {
+        return false;
+    }
     let count = seen.len() as u64 + unnamed;
     let max = shape.max.unwrap_or(u64::MAX);
     let gate = OrderGate::new(graph, shape, seen, unnamed > 0);
@@ -423,37 +437,51 @@ fn object_live(graph: &Graph, shape: &ObjectShape, seen: &[String], unnamed: u64
     extra == 0 || addable.saturating_sub(unnamed) >= extra
 }
 
-/// Whether `key` (complete) may be added to an object with keys `seen`.
-fn key_allowed(graph: &Graph, shape: &ObjectShape, seen: &[String], key: &str) -> bool {
+/// How `key` (complete) may be added to an object with keys `seen`: `Some(false)` as any
+/// member, `Some(true)` only as the pending witness, `None` not at all.
+fn key_use(graph: &Graph, shape: &ObjectShape, seen: &[String], key: &str, pending: bool) -> Option<bool> {
     if seen.iter().any(|s| s == key) || !graph.is_satisfiable(shape.value_schema(key)) {
-        return false;
+        return None;
     }
     if graph.ordered && !OrderGate::new(graph, shape, seen, false).admits(shape, key) {
-        return false;
+        return None;
     }
     let mut with_key = seen.to_vec();
     with_key.push(key.to_string());
-    object_live(graph, shape, &with_key, 0)
+    if object_live(graph, shape, &with_key, 0, pending) {
+        return Some(false);
+    }
+    let serving = shape.witnesses.first().filter(|_| pending).and_then(|w| w.serving(key))?;
+    (graph.is_satisfiable(serving) && object_live(graph, shape, &with_key, 0, false)).then_some(true)
+}
+
+/// Whether `key` (complete) may be added to an object with keys `seen`.
+fn key_allowed(graph: &Graph, shape: &ObjectShape, seen: &[String], key: &str, pending: bool) -> bool {
+    key_use(graph, shape, seen, key, pending).is_some()
 }
 
 /// Whether any key may come next (not only named ones): then every key text that stays a
 /// string is live, since infinitely many keys extend it and only finitely many were seen.
-fn key_open(graph: &Graph, shape: &ObjectShape, seen: &[String]) -> bool {
+fn key_open(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) -> bool {
     let open = match &shape.keys {
         None => graph.is_satisfiable(shape.other),
         Some(keys) => keys.open,
     };
-    open && room_for_unnamed_key(graph, shape, seen)
+    // A new key may serve as the pending witness, or leave room for one later.
+    let witness_ok = !pending
+        || shape.witnesses.first().is_some_and(|w| graph.is_satisfiable(w.fresh))
+        || witness_reachable(shape, &graph.satisfiable, seen, 1);
+    open && witness_ok && room_for_unnamed_key(graph, shape, seen, pending && !witness_ok)
 }
 
 /// Whether one more key that is not named by the shape fits: within `maxProperties` beside the
 /// required keys still missing, and, in declared order, with no required declared key missing
 /// (an undeclared key closes the declared ones).
-fn room_for_unnamed_key(graph: &Graph, shape: &ObjectShape, seen: &[String]) -> bool {
+fn room_for_unnamed_key(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) -> bool {
     let max = shape.max.unwrap_or(u64::MAX);
     let missing = missing_required(shape, seen).count() as u64;
     let only_required = (seen.len() as u64).saturating_add(missing) + 1 > max;
-    !only_required && (!graph.ordered || object_live(graph, shape, seen, 1))
+    !only_required && (!graph.ordered || object_live(graph, shape, seen, 1, pending))
 }
 
 /// Whether a key whose text so far is `decoder` (and `allowed` on the shape's automaton of
@@ -464,19 +492,20 @@ fn key_prefix_live(
     seen: &[String],
     decoder: &StringDecoder,
     allowed: StateId,
+    pending: bool,
 ) -> bool {
-    if key_open(graph, shape, seen) {
+    if key_open(graph, shape, seen, pending) {
         return true;
     }
     // Required names need not be declared in `properties`.
     let candidates = shape.properties.keys().chain(shape.required.iter());
-    if candidates.into_iter().any(|name| decoder.can_become(name) && key_allowed(graph, shape, seen, name)) {
+    if candidates.into_iter().any(|name| decoder.can_become(name) && key_allowed(graph, shape, seen, name, pending)) {
         return true;
     }
     let Some(keys) = &shape.keys else { return false };
     let Some(text) = &keys.allowed_text else { return false };
     allowed != DEAD
-        && object_live(graph, shape, seen, 1)
+        && object_live(graph, shape, seen, 1, pending)
         && (keys.unbounded_from[allowed as usize] || unseen_key_completes(text, allowed, decoder, seen))
 }
 
@@ -550,7 +579,7 @@ impl ObjectValue {
             }
         }
         let key = &self.key;
-        self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key));
+        self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key, t.pending));
     }
 
     fn feed(&mut self, graph: &Graph, b: u8) -> Step {
@@ -565,7 +594,7 @@ impl ObjectValue {
             (AfterOpen, b'}') | (AfterValue, b'}') => {
                 self.tracks.retain(|t| {
                     let shape = t.shape(graph);
-                    missing_required(shape, &t.seen).next().is_none() && t.seen.len() as u64 >= shape.min
+                    !t.pending && missing_required(shape, &t.seen).next().is_none() && t.seen.len() as u64 >= shape.min
                 });
                 self.phase = Closed;
             }
@@ -579,21 +608,26 @@ impl ObjectValue {
                 let key = StringDecoder::default();
                 self.tracks.retain(|t| {
                     let allowed = allowed_keys(graph, t).map_or(DEAD, |text| text.next(text.start(), b'"'));
-                    key_prefix_live(graph, t.shape(graph), &t.seen, &key, allowed)
+                    key_prefix_live(graph, t.shape(graph), &t.seen, &key, allowed, t.pending)
                 });
             }
             (InKey, _) => match self.feed_key(graph, b) {
                 DecodeStep::Invalid => return Step::Rejected,
                 DecodeStep::Continue => {
                     let key = &self.key;
-                    self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key));
+                    self.tracks
+                        .retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key, t.pending));
                 }
                 DecodeStep::Closed => {
                     let key = self.key.value().to_string();
-                    self.tracks.retain(|t| key_allowed(graph, t.shape(graph), &t.seen, &key));
-                    for track in &mut self.tracks {
-                        Arc::make_mut(&mut track.seen).push(key.clone());
-                    }
+                    self.tracks.retain_mut(|t| match key_use(graph, t.shape(graph), &t.seen, &key, t.pending) {
+                        None => false,
+                        Some(serving) => {
+                            t.serving = serving;
+                            Arc::make_mut(&mut t.seen).push(key.clone());
+                            true
+                        }
+                    });
                     self.phase = AfterKey;
                 }
             },
@@ -601,16 +635,45 @@ impl ObjectValue {
             (AfterColon, _) => {
                 let key = self.key.value().to_string();
                 self.tracks.retain_mut(|t| {
-                    let node = t.shape(graph).value_schema(&key);
+                    let shape = t.shape(graph);
+                    let witness = shape.witnesses.first().filter(|_| t.pending);
+                    let serving = witness.and_then(|w| w.serving(&key));
+                    let node = match serving.filter(|_| t.serving) {
+                        Some(node) => node,
+                        None => shape.value_schema(&key),
+                    };
                     let mut child = Value::Start(node);
                     let ok = child.feed(graph, b) == Step::Consumed;
                     t.child = Some(child);
+                    // A free member that could serve is also read against the witness' schema.
+                    t.probe = witness.filter(|_| !t.serving && serving.is_some()).and_then(|w| {
+                        let mut probe = Value::Start(w.node);
+                        (probe.feed(graph, b) == Step::Consumed).then_some(probe)
+                    });
                     ok
                 });
                 self.phase = InValue;
             }
             (InValue, _) => {
-                if feed_children(&mut self.tracks, graph, b, |t| &mut t.child) {
+                let mut finished = false;
+                self.tracks.retain_mut(|t| match t.child.as_mut().expect("a member value is open").feed(graph, b) {
+                    Step::Consumed => {
+                        if t.probe.as_mut().is_some_and(|p| p.feed(graph, b) != Step::Consumed) {
+                            t.probe = None;
+                        }
+                        true
+                    }
+                    Step::Rejected => false,
+                    Step::NotMine => {
+                        finished = true;
+                        if t.serving || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
+                            t.pending = false;
+                        }
+                        (t.child, t.probe, t.serving) = (None, None, false);
+                        true
+                    }
+                });
+                if finished {
                     self.phase = AfterValue;
                     return if self.tracks.is_empty() { Step::Rejected } else { self.feed(graph, b) };
                 }
@@ -628,27 +691,6 @@ impl ObjectValue {
 /// The automaton of unnamed keys a track's shape allows, when patterns classify its keys.
 fn allowed_keys<'g>(graph: &'g Graph, track: &ObjectTrack) -> Option<&'g Arc<ByteDfa>> {
     track.shape(graph).keys.as_ref()?.allowed_text.as_ref()
-}
-
-/// Feeds `b` to every track's open child (a member value or an item), dropping the tracks whose
-/// child rejects it. Returns true when the children were already complete, so the byte belongs to
-/// the container; their slots are then emptied. JSON syntax is the same for every shape, so all
-/// children end on the same byte.
-fn feed_children<T>(tracks: &mut Vec<T>, graph: &Graph, b: u8, child: impl Fn(&mut T) -> &mut Option<Value>) -> bool {
-    let mut finished = false;
-    tracks.retain_mut(|t| {
-        let slot = child(t);
-        match slot.as_mut().expect("a child value is open").feed(graph, b) {
-            Step::Consumed => true,
-            Step::Rejected => false,
-            Step::NotMine => {
-                finished = true;
-                *slot = None;
-                true
-            }
-        }
-    });
-    finished
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -46,17 +46,15 @@ pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOpti
     loop {
         match compile_with(document, options, &exclusive)? {
             Lowered::Program(program) => return Ok(*program),
-            Lowered::Overlapping(pointer) => {
-                exclusive.insert(pointer);
-            }
+            Lowered::Overlapping(pointers) => exclusive.extend(pointers),
         }
     }
 }
 
 enum Lowered {
     Program(Box<StructuredProgram>),
-    /// A `oneOf` (at this pointer) lowered as `anyOf` has overlapping branches.
-    Overlapping(String),
+    /// Some `oneOf` (at these pointers) lowered as `anyOf` have overlapping branches.
+    Overlapping(Vec<String>),
 }
 
 fn compile_with(
@@ -68,8 +66,26 @@ fn compile_with(
     let root = lowering.schema(document.root(), "")?;
     let one_of_checks = std::mem::take(&mut lowering.one_of_checks);
     let mut graph = lowering.graph;
-    graph.finish().map_err(|e| {
-        if let graph::GraphError::Unsupported { pointer, what } = &e {
+    graph.finish().map_err(graph_diagnostic)?;
+    let overlapping: Vec<String> = one_of_checks
+        .into_iter()
+        .filter(|(_, overlaps)| overlaps.iter().any(|&both| graph.is_satisfiable(both)))
+        .map(|(pointer, _)| pointer)
+        .collect();
+    if !overlapping.is_empty() {
+        return Ok(Lowered::Overlapping(overlapping));
+    }
+    if !graph.is_satisfiable(root) {
+        return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
+    }
+    Ok(Lowered::Program(Box::new(StructuredProgram { graph, root, max_whitespace: options.max_json_whitespace })))
+}
+
+/// The diagnostic for a graph that could not be finished.
+fn graph_diagnostic(error: graph::GraphError) -> Diagnostic {
+    use graph::GraphError::*;
+    let (code, message) = match error {
+        Unsupported { pointer, what } => {
             let keyword = pointer.rsplit('/').next().unwrap_or("not").to_string();
             return Diagnostic::new(
                 DiagnosticCode::UnsupportedKeyword,
@@ -78,43 +94,34 @@ fn compile_with(
             )
             .with_keyword(keyword);
         }
-        let (code, message) = match e {
-            graph::GraphError::IllFounded => (
-                DiagnosticCode::UnsatisfiableSchema,
-                "a schema refers to itself without an enclosing object or array".to_string(),
+        IllFounded => (
+            DiagnosticCode::UnsatisfiableSchema,
+            "a schema refers to itself without an enclosing object or array".to_string(),
+        ),
+        TooManyNodes(n) => (DiagnosticCode::ResourceLimit, format!("the schema expands to more than {n} nodes")),
+        TooManyStates(n) => (DiagnosticCode::ResourceLimit, format!("a string language exceeds {n} states")),
+        CountedStrings => (
+            DiagnosticCode::ResourceLimit,
+            format!(
+                "a string length bound above {} combined with a pattern, format or long strings is not supported yet",
+                crate::schema::strings::MAX_LENGTH_BOUND
             ),
-            graph::GraphError::TooManyNodes(n) => {
-                (DiagnosticCode::ResourceLimit, format!("the schema expands to more than {n} nodes"))
-            }
-            graph::GraphError::TooManyStates(n) => {
-                (DiagnosticCode::ResourceLimit, format!("a string language exceeds {n} states"))
-            }
-            graph::GraphError::CountedStrings => (
-                DiagnosticCode::ResourceLimit,
-                format!(
-                    "a string length bound above {} combined with a pattern, format or long strings is not supported yet",
-                    crate::schema::strings::MAX_LENGTH_BOUND
-                ),
+        ),
+        TwoContains => (
+            DiagnosticCode::UnsupportedKeyword,
+            "two contains rules on one array (through allOf or $ref) are not supported yet".to_string(),
+        ),
+        TooManyPatterns => (
+            DiagnosticCode::ResourceLimit,
+            format!("more than {} patternProperties apply to one object", graph::MAX_PATTERNS_PER_OBJECT),
+        ),
+        TooManyShapes => (
+            DiagnosticCode::ResourceLimit,
+            format!(
+                "a value has more than {} alternative object or array shapes (oneOf, not, if)",
+                graph::MAX_SHAPES_PER_NODE
             ),
-            graph::GraphError::TwoContains => (
-                DiagnosticCode::UnsupportedKeyword,
-                "two contains rules on one array (through allOf or $ref) are not supported yet".to_string(),
-            ),
-            graph::GraphError::TooManyPatterns => (
-                DiagnosticCode::ResourceLimit,
-                format!("more than {} patternProperties apply to one object", graph::MAX_PATTERNS_PER_OBJECT),
-            ),
-            graph::GraphError::Unsupported { .. } => unreachable!("handled above"),
-        };
-        Diagnostic::new(code, "", message)
-    })?;
-    for (pointer, overlaps) in one_of_checks {
-        if overlaps.iter().any(|&both| graph.is_satisfiable(both)) {
-            return Ok(Lowered::Overlapping(pointer));
-        }
-    }
-    if !graph.is_satisfiable(root) {
-        return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
-    }
-    Ok(Lowered::Program(Box::new(StructuredProgram { graph, root, max_whitespace: options.max_json_whitespace })))
+        ),
+    };
+    Diagnostic::new(code, "", message)
 }
