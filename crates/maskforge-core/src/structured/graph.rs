@@ -487,6 +487,10 @@ impl Graph {
         if operands.contains(&NEVER) {
             return NEVER;
         }
+        // A node and its complement: nothing (keeps products of complements small).
+        if operands.iter().any(|o| self.negations.get(o).is_some_and(|n| operands.binary_search(n).is_ok())) {
+            return NEVER;
+        }
         match operands.len() {
             0 => ANY,
             1 => operands[0],
@@ -532,6 +536,39 @@ impl Graph {
         let id = self.reserve();
         self.pending[id as usize] = Some(Pending::Unevaluated { base, properties, items, pointer: Arc::from(pointer) });
         id
+    }
+
+    /// [`Graph::all`], computed at once when every operand is (so nothing recursive is in
+    /// progress), and [`NEVER`] when it plainly admits nothing: lets products of shapes see
+    /// contradictions such as two different constants for one property.
+    fn all_decided(&mut self, operands: Vec<NodeId>) -> Result<NodeId, GraphError> {
+        let ready = operands.iter().all(|&o| self.computable(o, 16));
+        let id = self.all(operands);
+        if ready && self.pending[id as usize].is_some() {
+            self.ensure_ready(id)?;
+        }
+        let node = &self.nodes[id as usize];
+        let empty = self.pending[id as usize].is_none()
+            && !(node.null || node.true_ || node.false_)
+            && node.numbers.is_empty()
+            && node.strings.is_none()
+            && node.counted_strings.is_none()
+            && node.arrays.is_empty()
+            && node.objects.is_empty();
+        Ok(if empty { NEVER } else { id })
+    }
+
+    /// Whether [`Graph::ensure_ready`] can compute `id` now without meeting a node in progress
+    /// (a recursive reference), looking `depth` operands deep.
+    fn computable(&self, id: NodeId, depth: u32) -> bool {
+        match &self.pending[id as usize] {
+            None => true,
+            Some(_) if depth == 0 => false,
+            Some(Pending::All(ops) | Pending::Any(ops)) => ops.iter().all(|&o| self.computable(o, depth - 1)),
+            Some(Pending::Not(op, _)) => self.computable(*op, depth - 1),
+            Some(Pending::Unevaluated { base, .. }) => self.computable(*base, depth - 1),
+            Some(Pending::InProgress) => false,
+        }
     }
 
     /// The schema of member `key` of `shape` while the graph is being built (signatures are
@@ -909,8 +946,9 @@ impl Graph {
         for p in &x.arrays {
             for q in &y.arrays {
                 let len = p.prefix.len().max(q.prefix.len());
-                let prefix: Vec<NodeId> = (0..len as u64).map(|i| self.all(vec![p.item(i), q.item(i)])).collect();
-                let rest = self.all(vec![p.rest, q.rest]);
+                let prefix: Vec<NodeId> =
+                    (0..len as u64).map(|i| self.all_decided(vec![p.item(i), q.item(i)])).collect::<Result<_, _>>()?;
+                let rest = self.all_decided(vec![p.rest, q.rest])?;
                 let contains = match (&p.contains, &q.contains) {
                     (Some(_), Some(_)) => return Err(GraphError::TwoContains),
                     (Some(c), None) | (None, Some(c)) => {
@@ -943,7 +981,7 @@ impl Graph {
                 for key in p.properties.keys().chain(q.properties.keys()) {
                     if !properties.contains_key(key) {
                         let operands = vec![self.key_schema(p, key), self.key_schema(q, key)];
-                        let both = self.all(operands);
+                        let both = self.all_decided(operands)?;
                         properties.insert(key.clone(), both);
                     }
                 }
@@ -987,6 +1025,7 @@ impl Graph {
                 }
             }
         }
+        drop_subsumed_objects(&mut node.objects);
         if node.objects.len() > MAX_SHAPES_PER_NODE {
             return Err(GraphError::TooManyShapes);
         }
@@ -1321,6 +1360,44 @@ impl Graph {
         }
         self.satisfiable = sat;
     }
+}
+
+/// Removes from a disjunction of object shapes those another one admits entirely (and exact
+/// repeats), keeping products of complements small. Only plain shapes are compared: no
+/// patterns, `propertyNames` or witnesses, the same evaluations.
+fn drop_subsumed_objects(shapes: &mut Vec<ObjectShape>) {
+    if shapes.len() < 2 {
+        return;
+    }
+    let plain = |s: &ObjectShape| s.patterns.is_empty() && s.names.is_none() && s.witnesses.is_empty();
+    // Whether every object `a` admits, `b` admits too.
+    let within = |a: &ObjectShape, b: &ObjectShape| {
+        plain(a)
+            && plain(b)
+            && a.evaluated == b.evaluated
+            && a.order == b.order
+            && (b.other == ANY || b.other == a.other)
+            && a.min >= b.min
+            && b.max.is_none_or(|bm| a.max.is_some_and(|am| am <= bm))
+            && b.required.is_subset(&a.required)
+            && b.properties.iter().all(|(k, &nb)| {
+                let na = a.properties.get(k).copied().unwrap_or(a.other);
+                nb == ANY || na == nb || (na == NEVER && !a.required.contains(k))
+            })
+            && a.properties.keys().all(|k| b.properties.contains_key(k) || b.other == ANY)
+    };
+    let mut keep = vec![true; shapes.len()];
+    for i in 0..shapes.len() {
+        for j in 0..shapes.len() {
+            // Of two equal shapes the later one goes.
+            if i != j && keep[j] && within(&shapes[i], &shapes[j]) && (j < i || !within(&shapes[j], &shapes[i])) {
+                keep[i] = false;
+                break;
+            }
+        }
+    }
+    let mut flags = keep.into_iter();
+    shapes.retain(|_| flags.next().unwrap_or(true));
 }
 
 /// Most shapes of differing evaluations that `unevaluated*` combines (`2^n - 1` combinations).

@@ -31,11 +31,15 @@ pub(crate) struct Lowering<'a> {
     /// Node of each schema location lowered so far (reserved before its content, for recursion).
     nodes: HashMap<String, NodeId>,
     /// `oneOf` lowered as `anyOf`: exact only when no two branches share an instance, which is
-    /// checked once the graph is finished (pointer, pairwise intersections).
-    pub(crate) one_of_checks: Vec<(String, Vec<NodeId>)>,
-    /// `oneOf` locations whose branches overlap: lowered as "this branch and none of the others".
-    exclusive_one_of: &'a BTreeSet<String>,
+    /// checked once the graph is finished (pointer, each pair of branches with its intersection).
+    pub(crate) one_of_checks: Vec<(String, Vec<((usize, usize), NodeId)>)>,
+    /// `oneOf` locations whose branches overlap, with the overlapping pairs: lowered as "this
+    /// branch and none of those it overlaps".
+    exclusive_one_of: &'a OneOfOverlaps,
 }
+
+/// Pairs of branches (`i < j`) that may share an instance, per `oneOf` location.
+pub(crate) type OneOfOverlaps = BTreeMap<String, BTreeSet<(usize, usize)>>;
 
 /// The JSON types a `type` keyword admits.
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +62,7 @@ impl<'a> Lowering<'a> {
     pub(crate) fn new(
         document: &'a SchemaDocument,
         options: &'a CompilerOptions,
-        exclusive_one_of: &'a BTreeSet<String>,
+        exclusive_one_of: &'a OneOfOverlaps,
     ) -> Self {
         let limits = &options.limits;
         Lowering {
@@ -171,13 +175,13 @@ impl<'a> Lowering<'a> {
         }
         if let Some(branches) = self.subschema_list(map, pointer, "oneOf")? {
             let at = pointer_push(pointer, "oneOf");
-            if self.exclusive_one_of.contains(&at) {
-                operands.push(self.exactly_one(&branches, &at));
+            if let Some(pairs) = self.exclusive_one_of.get(&at) {
+                operands.push(self.exactly_one(&branches, &at, pairs));
             } else {
                 let mut overlaps = Vec::new();
                 for (i, &a) in branches.iter().enumerate() {
-                    for &b in &branches[i + 1..] {
-                        overlaps.push(self.graph.all(vec![a, b]));
+                    for (j, &b) in branches.iter().enumerate().skip(i + 1) {
+                        overlaps.push(((i, j), self.graph.all(vec![a, b])));
                     }
                 }
                 self.one_of_checks.push((at, overlaps));
@@ -197,14 +201,18 @@ impl<'a> Lowering<'a> {
         Ok(operands)
     }
 
-    /// Instances satisfying exactly one of `branches`: each branch with the complement of
-    /// every other.
-    fn exactly_one(&mut self, branches: &[NodeId], pointer: &str) -> NodeId {
-        let complements: Vec<NodeId> = branches.iter().map(|&b| self.graph.not(b, pointer)).collect();
+    /// Instances satisfying exactly one of `branches`: each branch with the complement of every
+    /// other it `overlaps` (a disjoint one is excluded already, and its complement would only
+    /// multiply shapes).
+    fn exactly_one(&mut self, branches: &[NodeId], pointer: &str, overlaps: &BTreeSet<(usize, usize)>) -> NodeId {
         let only: Vec<NodeId> = (0..branches.len())
             .map(|i| {
                 let mut operands = vec![branches[i]];
-                operands.extend(complements.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &c)| c));
+                for (j, &other) in branches.iter().enumerate() {
+                    if j != i && overlaps.contains(&(i.min(j), i.max(j))) {
+                        operands.push(self.graph.not(other, pointer));
+                    }
+                }
                 self.graph.all(operands)
             })
             .collect();

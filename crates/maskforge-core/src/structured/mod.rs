@@ -42,35 +42,40 @@ impl StructuredProgram {
 pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<StructuredProgram> {
     // `oneOf` is lowered as `anyOf` when its branches are disjoint (cheap, no complement); a
     // location found overlapping is lowered again as "exactly one branch".
-    let mut exclusive = BTreeSet::new();
+    // Branches found disjoint under `anyOf` lowering stay disjoint when nested `oneOf`s become
+    // exact (their languages only shrink), so each pass only adds pairs.
+    let mut exclusive = lower::OneOfOverlaps::new();
     loop {
         match compile_with(document, options, &exclusive)? {
             Lowered::Program(program) => return Ok(*program),
-            Lowered::Overlapping(pointers) => exclusive.extend(pointers),
+            Lowered::Overlapping(found) => exclusive.extend(found),
         }
     }
 }
 
 enum Lowered {
     Program(Box<StructuredProgram>),
-    /// Some `oneOf` (at these pointers) lowered as `anyOf` have overlapping branches.
-    Overlapping(Vec<String>),
+    /// Some `oneOf` lowered as `anyOf` have overlapping branches (these pairs).
+    Overlapping(lower::OneOfOverlaps),
 }
 
 fn compile_with(
     document: &SchemaDocument,
     options: &CompilerOptions,
-    exclusive_one_of: &BTreeSet<String>,
+    exclusive_one_of: &lower::OneOfOverlaps,
 ) -> Result<Lowered> {
     let mut lowering = lower::Lowering::new(document, options, exclusive_one_of);
     let root = lowering.schema(document.root(), "")?;
     let one_of_checks = std::mem::take(&mut lowering.one_of_checks);
     let mut graph = lowering.graph;
     graph.finish().map_err(graph_diagnostic)?;
-    let overlapping: Vec<String> = one_of_checks
+    let overlapping: lower::OneOfOverlaps = one_of_checks
         .into_iter()
-        .filter(|(_, overlaps)| overlaps.iter().any(|&both| graph.is_satisfiable(both)))
-        .map(|(pointer, _)| pointer)
+        .filter_map(|(pointer, pairs)| {
+            let overlapping: BTreeSet<(usize, usize)> =
+                pairs.into_iter().filter(|&(_, both)| graph.is_satisfiable(both)).map(|(pair, _)| pair).collect();
+            (!overlapping.is_empty()).then_some((pointer, overlapping))
+        })
         .collect();
     if !overlapping.is_empty() {
         return Ok(Lowered::Overlapping(overlapping));
