@@ -32,11 +32,14 @@ pub(crate) struct Lowering<'a> {
     nodes: HashMap<String, NodeId>,
     /// `oneOf` lowered as `anyOf`: exact only when no two branches share an instance, which is
     /// checked once the graph is finished (pointer, each pair of branches with its intersection).
-    pub(crate) one_of_checks: Vec<(String, Vec<((usize, usize), NodeId)>)>,
+    pub(crate) one_of_checks: Vec<(String, Vec<BranchPair>)>,
     /// `oneOf` locations whose branches overlap, with the overlapping pairs: lowered as "this
     /// branch and none of those it overlaps".
     exclusive_one_of: &'a OneOfOverlaps,
 }
+
+/// Two `oneOf` branches (`i < j`) and the node of their intersection.
+pub(crate) type BranchPair = ((usize, usize), NodeId);
 
 /// Pairs of branches (`i < j`) that may share an instance, per `oneOf` location.
 pub(crate) type OneOfOverlaps = BTreeMap<String, BTreeSet<(usize, usize)>>;
