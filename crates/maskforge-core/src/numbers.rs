@@ -430,6 +430,8 @@ pub struct NumberConstraints {
     /// From complements (`not`): the value must not be a multiple of any of these (each
     /// positive).
     pub not_multiple_of: Vec<Decimal>,
+    /// From complements of draft 4 integers: the text must have a fraction or an exponent.
+    pub fraction_or_exponent: bool,
 }
 
 impl NumberConstraints {
@@ -453,8 +455,12 @@ impl NumberConstraints {
             ..NumberConstraints::default()
         };
         if self.integer_syntax_only {
-            // Draft 4 refuses `1.0` as an integer by its text: not a set of values.
-            return None;
+            // Draft 4 refuses `1.0` as an integer by its text: what fails is any text with a
+            // fraction or an exponent, or an integral value failing the rest.
+            let by_value = NumberConstraints { integer_syntax_only: false, integer: true, ..self.clone() };
+            let mut pieces = vec![NumberConstraints { fraction_or_exponent: true, ..NumberConstraints::default() }];
+            pieces.extend(by_value.complement()?);
+            return Some(pieces);
         }
         if let Some(candidates) = &derived.candidates {
             let values: Vec<&Decimal> = candidates.iter().map(|c| &c.value).collect();
@@ -510,6 +516,7 @@ impl NumberConstraints {
         not_multiple_of.extend(other.not_multiple_of.iter().filter(|m| !self.not_multiple_of.contains(m)).cloned());
         NumberConstraints {
             not_multiple_of,
+            fraction_or_exponent: self.fraction_or_exponent || other.fraction_or_exponent,
             integer: self.integer || other.integer,
             integer_syntax_only: self.integer_syntax_only || other.integer_syntax_only,
             minimum: tighter(&self.minimum, &other.minimum, Ordering::Greater),
@@ -692,6 +699,8 @@ struct Derived {
     /// No constraint at all: every number text is accepted.
     unconstrained: bool,
     syntax_integer: bool,
+    /// The text must have a fraction or an exponent (any value can be spelled so).
+    syntax_fraction: bool,
     step: Option<Step>,
     /// The value must not be a multiple of any of these.
     forbidden: Vec<Step>,
@@ -732,8 +741,10 @@ impl Derived {
                 && step.is_none()
                 && !impossible
                 && c.values.is_none()
-                && forbidden.is_empty(),
+                && forbidden.is_empty()
+                && !c.fraction_or_exponent,
             syntax_integer,
+            syntax_fraction: c.fraction_or_exponent,
             step,
             forbidden,
             impossible,
@@ -765,7 +776,8 @@ impl Derived {
             derived.any_positive = derived.side_has_member(&derived.positive);
             derived.any_negative = derived.side_has_member(&derived.negative);
         }
-        derived.start_live = derived.zero_ok || derived.any_positive || derived.any_negative;
+        derived.start_live = (derived.zero_ok || derived.any_positive || derived.any_negative)
+            && !(derived.syntax_integer && derived.syntax_fraction);
         derived
     }
 
@@ -826,11 +838,15 @@ impl Derived {
             };
         };
         // Walk the step's multiples from the first one in the interval. Each forbidden divisor
-        // rules out the multiples k * step with k divisible by some d >= 2 (or all of them when
-        // it divides the step), so a run of ruled-out k is bounded by the Jacobsthal function
+        // not dividing the step rules out the multiples k * step with k divisible by some d >= 2,
+        // so a run of ruled-out k is bounded by the Jacobsthal function
         // of the divisors' primes: far below this budget for any schema's handful of divisors.
         const BUDGET: usize = 4096;
         let m = &step.value;
+        if forbidden(m) {
+            // A forbidden divisor of the step divides every multiple.
+            return false;
+        }
         let rem = rem_magnitude(lo, m);
         let mut x = if rem.is_zero() {
             if lo_exclusive {
@@ -1255,6 +1271,9 @@ impl State {
         if d.syntax_integer && !matches!(self.phase, Start | Minus | Zero | Int) {
             return false;
         }
+        if !d.start_live {
+            return false;
+        }
         match self.phase {
             Start => d.start_live,
             Minus => d.zero_ok || d.any_negative,
@@ -1295,6 +1314,9 @@ impl State {
             return true;
         }
         if d.syntax_integer && !matches!(self.phase, Zero | Int) {
+            return false;
+        }
+        if d.syntax_fraction && matches!(self.phase, Zero | Int) {
             return false;
         }
         if self.significand.is_zero() {
@@ -2206,6 +2228,9 @@ mod tests {
                 if !p.complete() || (self.c.integer_syntax_only && (p.dot || p.exp_mark)) {
                     return false;
                 }
+                if self.c.fraction_or_exponent && !(p.dot || p.exp_mark) {
+                    return false;
+                }
                 let v = Decimal::parse(std::str::from_utf8(text).unwrap()).expect("short texts stay in range");
                 self.accepts_value(&v)
             }
@@ -2368,6 +2393,7 @@ mod tests {
                     multiple_of,
                     values: None,
                     not_multiple_of: Vec::new(),
+                    fraction_or_exponent: false,
                 };
                 let judge = Judge { c };
                 let first = lo.div_euclid(base) - 1;
@@ -2394,6 +2420,7 @@ mod tests {
                 multiple_of: if rng.one_in(3) { random_steps(rng, 1) } else { Vec::new() },
                 values: Some(listed.clone()),
                 not_multiple_of: if rng.one_in(4) { random_steps(rng, 1) } else { Vec::new() },
+                fraction_or_exponent: false,
             };
             let judge = Judge { c };
             let mut values: Vec<Decimal> = listed.into_iter().filter(|v| judge.accepts_value(v)).collect();
@@ -2416,6 +2443,7 @@ mod tests {
                 values: None,
                 // Complements (`not`) forbid multiples.
                 not_multiple_of: if rng.one_in(3) { random_steps(rng, 2) } else { Vec::new() },
+                fraction_or_exponent: rng.one_in(6),
             }
         }
 

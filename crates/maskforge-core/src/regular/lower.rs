@@ -272,17 +272,17 @@ impl<'a> Lowering<'a> {
                 "evaluated keys are tracked by the structured backend",
             )));
         }
-        let dependency_keywords: &[&str] =
-            if self.draft <= Draft::Draft7 { &["dependencies"] } else { &["dependentRequired", "dependentSchemas"] };
+        let dependency_keywords: &[&str] = if self.draft <= Draft::Draft7 {
+            &["dependencies"]
+        } else {
+            &["dependentRequired", "dependentSchemas", "dependencies"]
+        };
         if let Some(keyword) = dependency_keywords.iter().find(|k| map.contains_key(**k)) {
             return Ok(TypeLang::Unsupported(structured(
                 pointer,
                 keyword,
                 "property dependencies are tracked by the structured backend",
             )));
-        }
-        if self.draft >= Draft::Draft201909 && map.contains_key("dependencies") {
-            return Ok(TypeLang::Unsupported(read::unsupported(pointer, "dependencies")));
         }
         let min = read::count(map, pointer, "minProperties", self.draft)?.unwrap_or(0);
         let max = read::count(map, pointer, "maxProperties", self.draft)?;

@@ -77,7 +77,7 @@ pub fn is_known_keyword(keyword: &str, draft: Draft) -> bool {
         Draft::Draft7 => DRAFT6.contains(&keyword) || DRAFT7.contains(&keyword),
         Draft::Draft201909 => DRAFT6.contains(&keyword) || DRAFT7.contains(&keyword) || DRAFT2019.contains(&keyword),
         // `dependencies` left the vocabulary in 2019-09, but schemas written for both still use
-        // it: known (and diagnosed when unsupported) rather than silently ignored.
+        // it: known and honoured rather than silently ignored.
         Draft::Draft202012 => {
             DRAFT6.contains(&keyword)
                 || DRAFT7.contains(&keyword)

@@ -173,14 +173,19 @@ pub(crate) enum Dependency<'a> {
 
 /// The dependencies a schema object declares, by triggering property, in the forms its draft
 /// knows: `dependencies` (either form) up to draft 7, `dependentRequired` and
-/// `dependentSchemas` from 2019-09.
+/// `dependentSchemas` from 2019-09 (beside `dependencies`, still honoured).
 pub(crate) fn dependencies<'a>(
     map: &'a Map<String, Value>,
     pointer: &str,
     draft: Draft,
 ) -> Read<Vec<(String, Dependency<'a>)>> {
-    let keywords: &[&str] =
-        if draft <= Draft::Draft7 { &["dependencies"] } else { &["dependentRequired", "dependentSchemas"] };
+    // Draft 7's `dependencies` is honoured in later drafts too, as their schemas still use it
+    // (the official suite's compatibility tests expect this).
+    let keywords: &[&str] = if draft <= Draft::Draft7 {
+        &["dependencies"]
+    } else {
+        &["dependentRequired", "dependentSchemas", "dependencies"]
+    };
     let mut out = Vec::new();
     for &keyword in keywords {
         let Some(value) = map.get(keyword) else { continue };

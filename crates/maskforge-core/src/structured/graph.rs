@@ -68,11 +68,16 @@ pub(crate) struct PropertiesEvaluated {
     pub(crate) names: BTreeSet<String>,
 }
 
-/// At least `min` items from position `from` on must satisfy `node`.
+/// At least `min` and at most `max` items from position `from` on must satisfy `node`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Contains {
     pub(crate) node: NodeId,
     pub(crate) min: u64,
+    /// `maxContains`, with `avoiding`: each position's item schema without `node` (the rest's
+    /// last).
+    pub(crate) max: Option<(u64, NodeId)>,
+    pub(crate) prefix_avoiding: Vec<NodeId>,
+    pub(crate) rest_avoiding: NodeId,
     /// Items before this position are not counted (a complement's "some later item fails").
     pub(crate) from: u64,
     /// Each prefix position's item schema together with `node`, then the rest's.
@@ -212,10 +217,11 @@ impl ArrayShape {
 impl Contains {
     /// The `contains` rule counting items from `from` on, for items `prefix` then `rest`
     /// (`prefix` at least `from` long).
+    /// `max` carries the complement of `node` (`maxContains`).
     pub(crate) fn new(
         graph: &mut Graph,
         node: NodeId,
-        min: u64,
+        (min, max): (u64, Option<(u64, NodeId)>),
         from: u64,
         prefix: &[NodeId],
         rest: NodeId,
@@ -226,7 +232,24 @@ impl Contains {
             .map(|(i, &item)| if (i as u64) < from { NEVER } else { graph.all(vec![item, node]) })
             .collect();
         let rest_matching = graph.all(vec![rest, node]);
-        Contains { node, min, from, prefix_matching, rest_matching }
+        let (prefix_avoiding, rest_avoiding) = match max {
+            None => (prefix.to_vec(), rest),
+            Some((_, outside)) => (
+                prefix
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &item)| if (i as u64) < from { item } else { graph.all(vec![item, outside]) })
+                    .collect(),
+                graph.all(vec![rest, outside]),
+            ),
+        };
+        Contains { node, min, max, from, prefix_matching, rest_matching, prefix_avoiding, rest_avoiding }
+    }
+
+    /// Item `index` of the array, made not to satisfy the `contains` schema (any item without
+    /// `maxContains`: then matching more never hurts).
+    pub(crate) fn avoiding(&self, index: u64) -> NodeId {
+        usize::try_from(index).ok().and_then(|i| self.prefix_avoiding.get(i).copied()).unwrap_or(self.rest_avoiding)
     }
 
     /// Item `index` of the array, made to satisfy the `contains` schema.
@@ -952,7 +975,7 @@ impl Graph {
                 let contains = match (&p.contains, &q.contains) {
                     (Some(_), Some(_)) => return Err(GraphError::TwoContains),
                     (Some(c), None) | (None, Some(c)) => {
-                        Some(Contains::new(self, c.node, c.min, c.from, &prefix, rest))
+                        Some(Contains::new(self, c.node, (c.min, c.max), c.from, &prefix, rest))
                     }
                     (None, None) => None,
                 };
@@ -1109,7 +1132,7 @@ impl Graph {
             let from = shape.prefix.len() as u64;
             let prefix = vec![ANY; shape.prefix.len()];
             let failing = self.not(shape.rest, pointer);
-            let contains = Contains::new(self, failing, 1, from, &prefix, ANY);
+            let contains = Contains::new(self, failing, (1, None), from, &prefix, ANY);
             violations.push(ArrayShape {
                 prefix,
                 min: from + 1,
@@ -1315,7 +1338,7 @@ impl Graph {
         shape.rest = self.all(vec![shape.rest, required]);
         if let Some(c) = shape.contains.take() {
             let prefix = shape.prefix.clone();
-            shape.contains = Some(Contains::new(self, c.node, c.min, c.from, &prefix, shape.rest));
+            shape.contains = Some(Contains::new(self, c.node, (c.min, c.max), c.from, &prefix, shape.rest));
         }
         shape.evaluated.all = true;
         shape
@@ -1480,27 +1503,69 @@ fn array_has_witness(shape: &ArrayShape, sat: &[bool]) -> bool {
         && contains_reachable(shape, sat, 0, 0)
 }
 
-/// Whether items from position `count` on can still bring the matching items to `contains`'
-/// minimum (`found` so far) within `maxItems`, every item before them satisfiable.
+/// Whether items from position `count` on (`found` of the items so far matching `contains`)
+/// can complete the array: a length within `minItems`/`maxItems` whose items are satisfiable,
+/// with a number of matching items within `minContains`/`maxContains`.
+///
+/// Each position can take a matching item, an avoiding one, or either; the numbers of matches
+/// reachable at a length form an interval, so the search walks the prefix and then solves the
+/// uniform rest in closed form.
 pub(crate) fn contains_reachable(shape: &ArrayShape, sat: &[bool], count: u64, found: u64) -> bool {
     let Some(c) = &shape.contains else { return true };
-    let mut needed = c.min.saturating_sub(found);
-    let max = shape.max.unwrap_or(u64::MAX);
-    let mut i = count;
-    while needed > 0 {
-        if i >= shape.prefix.len() as u64 {
-            // Every later position is alike: the rest.
-            return sat[shape.rest as usize] && sat[c.rest_matching as usize] && i.saturating_add(needed) <= max;
+    let (cmin, cmax) = (c.min, c.max.map_or(u64::MAX, |(m, _)| m));
+    let (lmin, lmax) = (shape.min.max(count), shape.max.unwrap_or(u64::MAX));
+    if found > cmax || cmin > cmax || lmin > lmax {
+        return false;
+    }
+    let fits = |lo: u64, hi: u64| lo <= cmax && hi >= cmin;
+    let (mut lo, mut hi) = (found, found);
+    let prefix = shape.prefix.len() as u64;
+    let mut length = count;
+    while length < prefix {
+        if length >= lmin && fits(lo, hi) {
+            return true;
         }
-        if i >= max || !sat[shape.item(i) as usize] {
+        if length >= lmax {
             return false;
         }
-        if sat[c.matching(i) as usize] {
-            needed -= 1;
-        }
-        i += 1;
+        let (m, a) = (sat[c.matching(length) as usize], sat[c.avoiding(length) as usize]);
+        (lo, hi) = match (m, a) {
+            (true, true) => (lo, hi + 1),
+            (true, false) => (lo + 1, hi + 1),
+            (false, true) => (lo, hi),
+            (false, false) => return false,
+        };
+        length += 1;
     }
-    true
+    // From here each further item is a rest item: k more of them.
+    let (m, a) = (sat[c.rest_matching as usize], sat[c.rest_avoiding as usize]);
+    let k_from = lmin.saturating_sub(length);
+    let k_to = lmax - length;
+    let (k_lo, k_hi) = match (m, a) {
+        (false, false) => (k_from, 0),
+        (true, true) => {
+            if lo > cmax {
+                return false;
+            }
+            (k_from.max(cmin.saturating_sub(hi)), k_to)
+        }
+        (false, true) => {
+            if !fits(lo, hi) {
+                return false;
+            }
+            (k_from, k_to)
+        }
+        (true, false) => {
+            if lo > cmax {
+                return false;
+            }
+            (k_from.max(cmin.saturating_sub(hi)), k_to.min(cmax - lo))
+        }
+    };
+    if k_lo == 0 && fits(lo, hi) && length >= lmin {
+        return true;
+    }
+    k_lo <= k_hi && (m || a)
 }
 
 /// Whether every unclosed JSON string text (on `any`) is, on `text`, a state from which

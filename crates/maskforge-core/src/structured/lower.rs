@@ -13,7 +13,7 @@ use crate::automata::{ecma, json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
-use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
+use crate::schema::keywords::unsupported_everywhere;
 use crate::schema::read::{self, invalid, unsupported};
 use crate::schema::strings::{check_string_keywords, string_language, LengthRange, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
@@ -123,10 +123,7 @@ impl<'a> Lowering<'a> {
     /// The conjunction of node ids a schema object stands for.
     fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
         for keyword in map.keys() {
-            // `maxContains` only matters beside `contains`.
-            let blocked = (keyword == "dependencies" && self.draft >= Draft::Draft201909)
-                || (keyword == "maxContains" && map.contains_key("contains"));
-            if (blocked && is_known_keyword(keyword, self.draft)) || unsupported_everywhere(keyword, self.draft) {
+            if unsupported_everywhere(keyword, self.draft) {
                 return Err(unsupported(pointer, keyword));
             }
         }
@@ -386,11 +383,14 @@ impl<'a> Lowering<'a> {
         let prefix = items.prefix.iter().map(|(value, at)| self.schema(value, at)).collect::<Lowered<Vec<_>>>()?;
         let rest = items.rest.as_ref().map(|(value, at)| self.schema(value, at)).transpose()?.unwrap_or(ANY);
         let contains = if self.draft >= Draft::Draft6 { self.subschema(map, pointer, "contains")? } else { None };
-        // `minContains` (2019-09) defaults to 1; 0 makes `contains` always hold.
-        let contains_min = if self.draft >= Draft::Draft201909 {
-            read::count(map, pointer, "minContains", self.draft)?.unwrap_or(1)
+        // `minContains` (2019-09) defaults to 1; 0 with no `maxContains` makes `contains` hold.
+        let (contains_min, contains_max) = if self.draft >= Draft::Draft201909 {
+            (
+                read::count(map, pointer, "minContains", self.draft)?.unwrap_or(1),
+                read::count(map, pointer, "maxContains", self.draft)?,
+            )
         } else {
-            1
+            (1, None)
         };
         if !admitted {
             return Ok(None);
@@ -400,8 +400,9 @@ impl<'a> Lowering<'a> {
         }
         let contains_node = contains;
         let contains = match contains {
-            Some(node) if contains_min > 0 => {
-                Some(Contains::new(&mut self.graph, node, contains_min, 0, &prefix, rest))
+            Some(node) if contains_min > 0 || contains_max.is_some() => {
+                let max = contains_max.map(|m| (m, self.graph.not(node, &pointer_push(pointer, "maxContains"))));
+                Some(Contains::new(&mut self.graph, node, (contains_min, max), 0, &prefix, rest))
             }
             _ => None,
         };

@@ -96,7 +96,9 @@ impl Value {
             Value::Leaf { .. } => true,
             Value::Object(o) => {
                 o.phase == ObjectPhase::InValue
-                    && o.tracks.iter().all(|t| t.child.as_ref().is_some_and(Value::string_content_forgotten))
+                    && o.tracks
+                        .iter()
+                        .all(|t| t.probe.is_none() && t.child.as_ref().is_some_and(Value::string_content_forgotten))
             }
             Value::Array(a) => {
                 a.phase == ArrayPhase::InItem
@@ -199,7 +201,7 @@ impl Value {
                         found: 0,
                         child: None,
                         probe: None,
-                        forced: false,
+                        mode: ItemMode::Free,
                     })
                     .collect();
                 (!shapes.is_empty())
@@ -718,8 +720,19 @@ struct ArrayTrack {
     child: Option<Value>,
     /// The current item read against the `contains` schema too, while it may still match.
     probe: Option<Value>,
-    /// Whether the current item must match `contains` (its child is the conjunction).
-    forced: bool,
+    /// How the current item is read.
+    mode: ItemMode,
+}
+
+/// How an item is read against `contains`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ItemMode {
+    /// As any item; counted when it matches.
+    Free,
+    /// Only as one that matches (its child is the conjunction).
+    Matching,
+    /// Only as one that does not (`maxContains` reached).
+    Avoiding,
 }
 
 impl ArrayTrack {
@@ -752,17 +765,25 @@ fn reachable_from(graph: &Graph, shape: &ArrayShape, count: u64) -> u64 {
     i
 }
 
-/// How item `count` may be read: `Some(false)` as any item (later items can still bring what
-/// `contains` needs), `Some(true)` only as one that matches `contains`, `None` not at all.
-fn next_item(graph: &Graph, shape: &ArrayShape, count: u64, found: u64) -> Option<bool> {
+/// How item `count` may be read (`None`: not at all), by which outcomes keep the array live.
+fn next_item(graph: &Graph, shape: &ArrayShape, count: u64, found: u64) -> Option<ItemMode> {
     if count >= shape.max.unwrap_or(u64::MAX) {
         return None;
     }
-    if graph.is_satisfiable(shape.item(count)) && array_live(graph, shape, count + 1, found) {
-        return Some(false);
+    let Some(c) = &shape.contains else {
+        let live = graph.is_satisfiable(shape.item(count)) && array_live(graph, shape, count + 1, found);
+        return live.then_some(ItemMode::Free);
+    };
+    let matching = graph.is_satisfiable(c.matching(count)) && array_live(graph, shape, count + 1, found + 1);
+    let avoiding = graph.is_satisfiable(c.avoiding(count)) && array_live(graph, shape, count + 1, found);
+    match (matching, avoiding) {
+        (true, true) => Some(ItemMode::Free),
+        (true, false) => Some(ItemMode::Matching),
+        // Without `maxContains` a match never hurts: the item stays free.
+        (false, true) if c.max.is_none() => Some(ItemMode::Free),
+        (false, true) => Some(ItemMode::Avoiding),
+        (false, false) => None,
     }
-    let matching = shape.contains.as_ref()?.matching(count);
-    (graph.is_satisfiable(matching) && array_live(graph, shape, count + 1, found + 1)).then_some(true)
 }
 
 impl ArrayValue {
@@ -788,18 +809,19 @@ impl ArrayValue {
             (AfterOpen, _) | (AfterComma, _) => {
                 self.tracks.retain_mut(|t| {
                     let shape = t.shape(graph);
-                    let Some(forced) = next_item(graph, shape, t.count, t.found) else { return false };
+                    let Some(mode) = next_item(graph, shape, t.count, t.found) else { return false };
                     let contains = shape.contains.as_ref();
-                    let node = match (forced, contains) {
-                        (true, Some(c)) => c.matching(t.count),
+                    let node = match (mode, contains) {
+                        (ItemMode::Matching, Some(c)) => c.matching(t.count),
+                        (ItemMode::Avoiding, Some(c)) => c.avoiding(t.count),
                         _ => shape.item(t.count),
                     };
                     let mut child = Value::Start(node);
                     let ok = child.feed(graph, b) == Step::Consumed;
                     t.child = Some(child);
-                    t.forced = forced;
+                    t.mode = mode;
                     // A free item is also read against `contains`, to count it if it matches.
-                    t.probe = contains.filter(|c| !forced && t.count >= c.from).and_then(|c| {
+                    t.probe = contains.filter(|c| mode == ItemMode::Free && t.count >= c.from).and_then(|c| {
                         let mut probe = Value::Start(c.node);
                         (probe.feed(graph, b) == Step::Consumed).then_some(probe)
                     });
@@ -819,10 +841,10 @@ impl ArrayValue {
                     Step::Rejected => false,
                     Step::NotMine => {
                         finished = true;
-                        if t.forced || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
+                        if t.mode == ItemMode::Matching || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
                             t.found += 1;
                         }
-                        (t.child, t.probe, t.forced) = (None, None, false);
+                        (t.child, t.probe, t.mode) = (None, None, ItemMode::Free);
                         t.count += 1;
                         true
                     }
