@@ -189,20 +189,6 @@ def test_compiler_options():
 
 
 @pytest.mark.parametrize(
-    "kwargs",
-    [
-        {"registry": {"https://example.com/a": {}}},
-        {"registry": lambda uri: {}},
-    ],
-)
-def test_later_options_are_refused(kwargs):
-    with pytest.raises(maskforge.UnsupportedOptionError) as info:
-        maskforge.Compiler(**kwargs)
-    assert isinstance(info.value, NotImplementedError)
-    assert next(iter(kwargs)) in str(info.value)
-
-
-@pytest.mark.parametrize(
     "kwargs, error",
     [
         ({"bind_policy": "fast"}, maskforge.InvalidArgumentError),

@@ -1,7 +1,7 @@
 """Type stubs of the native module ``maskforge._native`` (re-exported by ``maskforge``)."""
 
 import os
-from typing import Any, Dict, Iterable, Literal, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Callable, Dict, Iterable, Literal, Mapping, Optional, Sequence, Tuple, Type, Union
 
 __version__: str
 
@@ -52,7 +52,7 @@ class Compiler:
         bind_policy: BindPolicyName = "adaptive",
         default_draft: Optional[str] = None,
         format_assertion: bool = True,
-        registry: None = None,
+        registry: Optional[Union[Mapping[str, SchemaInput], Callable[[str], Optional[SchemaInput]]]] = None,
         max_json_whitespace: Optional[int] = None,
         property_order: Literal["any", "declared"] = "any",
     ) -> None: ...

@@ -59,6 +59,7 @@ pub use error::{Diagnostic, DiagnosticCode, Error, RejectReason, Result};
 pub use executable::ExecutableSchema;
 pub use limits::SchemaResourceLimits;
 pub use options::{BindPolicy, CompilerOptions, Draft, PropertyOrder};
+pub use schema::refs::{MapRegistry, Registry, SchemaRegistry};
 pub use session::Session;
 #[cfg(feature = "tokenizer-processing")]
 pub use vocabulary::TokenizerJsonOptions;

@@ -102,6 +102,9 @@ pub struct CompilerOptions {
     pub max_json_whitespace: Option<u32>,
     /// Whether objects must list their declared properties in schema order.
     pub property_order: PropertyOrder,
+    /// Where `$ref`s that leave the schema document resolve (never the network); `None`: such
+    /// references are diagnosed.
+    pub registry: Option<crate::schema::refs::Registry>,
 }
 
 impl Default for CompilerOptions {
@@ -116,6 +119,7 @@ impl Default for CompilerOptions {
             format_assertion: true,
             max_json_whitespace: None,
             property_order: PropertyOrder::Any,
+            registry: None,
         }
     }
 }

@@ -1,14 +1,17 @@
 //! `maskforge.Compiler`, `SchemaProgram` and `BoundSchema`.
 
+use std::sync::Arc;
+
 use maskforge_core::{
-    BindPolicy, BoundSchema, CacheStats, Compiler, CompilerOptions, Draft, PropertyOrder, SchemaProgram,
+    BindPolicy, BoundSchema, CacheStats, Compiler, CompilerOptions, Draft, PropertyOrder, Registry, SchemaProgram,
+    SchemaRegistry,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule, PyString};
 
 use crate::args::{self, type_name};
-use crate::errors::{detached, raise, raise_with, type_error, value_error};
+use crate::errors::{detached, raise_with, type_error, value_error};
 use crate::session::PySession;
 use crate::vocabulary::PyVocabulary;
 
@@ -73,15 +76,55 @@ fn invalid_text(py: Python<'_>) -> PyErr {
 }
 
 /// Options that later versions add; refusing non-default values keeps them from being ignored.
-fn reject_unsupported(py: Python<'_>, name: &str, given: bool) -> PyResult<()> {
-    if given {
-        return Err(raise(
+/// A Python mapping (URI -> schema) or callable (URI -> schema or None) serving `$ref`s that
+/// leave the schema document. Schemas may be JSON text, dicts, bools or Pydantic models.
+struct PyRegistry {
+    source: Py<PyAny>,
+}
+
+impl SchemaRegistry for PyRegistry {
+    fn fetch(&self, uri: &str) -> Result<Option<String>, String> {
+        Python::attach(|py| {
+            let source = self.source.bind(py);
+            let found = if source.is_callable() {
+                source.call1((uri,))
+            } else {
+                match source.get_item(uri) {
+                    Ok(found) => Ok(found),
+                    // Mappings may key documents with an empty fragment (`...json#`).
+                    Err(_) => match source.get_item(format!("{uri}#")) {
+                        Ok(found) => Ok(found),
+                        Err(_) => return Ok(None),
+                    },
+                }
+            }
+            .map_err(|e| e.to_string())?;
+            if found.is_none() {
+                return Ok(None);
+            }
+            if let Ok(text) = found.cast::<PyString>() {
+                return text.to_str().map(|t| Some(t.to_owned())).map_err(|e| e.to_string());
+            }
+            let text: String = SCHEMAS_MODULE
+                .get_or_try_init(py, || py.import("maskforge._schemas").map(Bound::unbind))
+                .and_then(|module| module.bind(py).call_method1("schema_to_json", (found,)))
+                .and_then(|text| text.extract())
+                .map_err(|e| e.to_string())?;
+            Ok(Some(text))
+        })
+    }
+}
+
+fn parse_registry(obj: &Bound<'_, PyAny>) -> PyResult<Registry> {
+    let py = obj.py();
+    let mapping = obj.hasattr("__getitem__")? && !obj.is_instance_of::<PyString>();
+    if !obj.is_callable() && !mapping {
+        return Err(type_error(
             py,
-            "UnsupportedOptionError",
-            format!("the {name}= option is not supported in this version"),
+            format!("registry must be a mapping of URIs to schemas or a callable, got {}", type_name(obj)),
         ));
     }
-    Ok(())
+    Ok(Registry(Arc::new(PyRegistry { source: obj.clone().unbind() })))
 }
 
 /// Compiles JSON Schemas into programs, caching executables and class tries within byte budgets.
@@ -127,9 +170,10 @@ impl PyCompiler {
         max_json_whitespace: Option<&Bound<'_, PyAny>>,
         property_order: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let given = |obj: Option<&Bound<'_, PyAny>>| obj.is_some_and(|o| !o.is_none());
-        reject_unsupported(py, "registry", given(registry))?;
         let mut options = CompilerOptions::default();
+        if let Some(obj) = registry.filter(|o| !o.is_none()) {
+            options.registry = Some(parse_registry(obj)?);
+        }
         if let Some(name) = args::optional_str(property_order, "property_order")? {
             let order = PropertyOrder::from_name(&name).ok_or_else(|| {
                 value_error(py, format!("property_order must be \"any\" or \"declared\", got {name:?}"))

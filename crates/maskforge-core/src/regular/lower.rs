@@ -23,7 +23,7 @@ const MAX_UNROLLED_COUNT: u64 = 256;
 type Lowered<T> = Result<T, Diagnostic>;
 
 pub(crate) struct Lowering<'a> {
-    root: &'a Value,
+    document: &'a SchemaDocument,
     draft: Draft,
     options: &'a CompilerOptions,
     memo: HashMap<String, Typed>,
@@ -37,7 +37,7 @@ fn structured(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagn
 
 impl<'a> Lowering<'a> {
     pub(crate) fn new(document: &'a SchemaDocument, options: &'a CompilerOptions) -> Self {
-        Lowering { root: document.root(), draft: document.draft(), options, memo: HashMap::new(), active: Vec::new() }
+        Lowering { document, draft: document.draft(), options, memo: HashMap::new(), active: Vec::new() }
     }
 
     /// Lowers the schema at `pointer`.
@@ -158,7 +158,7 @@ impl<'a> Lowering<'a> {
     }
 
     fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
-        let (target, reference) = read::reference_target(self.root, map, pointer, self.draft)?;
+        let (target, reference) = read::reference_target(self.document, map, pointer)?;
         if self.active.contains(&target.pointer) {
             let at = pointer_push(pointer, "$ref");
             let d = structured(&at, "$ref", format!("recursive reference {reference:?} needs the structured backend"));

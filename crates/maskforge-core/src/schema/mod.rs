@@ -2,7 +2,7 @@
 
 pub mod keywords;
 pub(crate) mod read;
-pub(crate) mod refs;
+pub mod refs;
 pub(crate) mod strings;
 
 use serde_json::Value;
@@ -10,11 +10,13 @@ use serde_json::Value;
 use crate::error::{Diagnostic, DiagnosticCode, Result};
 use crate::options::{CompilerOptions, Draft};
 
-/// A parsed schema document with its draft.
+/// A parsed schema document with its draft, and the resources its references reach (the
+/// documents a registry served included).
 #[derive(Debug, Clone)]
 pub struct SchemaDocument {
     root: Value,
     draft: Draft,
+    resources: refs::Resources,
 }
 
 impl SchemaDocument {
@@ -73,7 +75,14 @@ impl SchemaDocument {
             )
             .into());
         }
-        Ok(SchemaDocument { root, draft })
+        let registry = options.registry.as_ref().map(|r| r.0.as_ref());
+        let resources = refs::Resources::build(&root, draft, registry, options.limits.max_document_bytes)?;
+        Ok(SchemaDocument { root, draft, resources })
+    }
+
+    /// Resolves `reference`, written in the schema at location `pointer`.
+    pub(crate) fn resolve(&self, pointer: &str, reference: &str) -> std::result::Result<refs::Target<'_>, String> {
+        self.resources.resolve(&self.root, pointer, reference)
     }
 
     pub fn root(&self) -> &Value {
@@ -89,6 +98,13 @@ impl SchemaDocument {
     pub fn canonical_text(&self) -> String {
         let mut out = String::new();
         write_canonical(&self.root, &mut out);
+        // What the registry served is part of the program: another answer is another program.
+        for (uri, document) in self.resources.remotes() {
+            out.push('\n');
+            out.push_str(uri);
+            out.push('\n');
+            write_canonical(document, &mut out);
+        }
         out
     }
 }

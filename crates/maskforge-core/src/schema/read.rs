@@ -4,7 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::pointer_push;
-use super::refs::{self, Target};
+use super::refs::Target;
+use super::SchemaDocument;
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::options::Draft;
 
@@ -130,36 +131,21 @@ pub(crate) fn array_items<'a>(map: &'a Map<String, Value>, pointer: &str, draft:
     Ok(ArrayItems { prefix, rest: subschema(map, pointer, rest_keyword), rest_keyword })
 }
 
-/// The target of the schema's `$ref` within the document, or why there is none.
+/// The target of the schema's `$ref` (in the document or one the registry served), or why
+/// there is none.
 pub(crate) fn reference_target<'a>(
-    root: &'a Value,
+    document: &'a SchemaDocument,
     map: &Map<String, Value>,
     pointer: &str,
-    draft: Draft,
 ) -> Read<(Target<'a>, String)> {
     let at = pointer_push(pointer, "$ref");
     let Some(Value::String(reference)) = map.get("$ref") else {
         return Err(invalid(pointer, "$ref", "$ref must be a string"));
     };
-    if refs::inside_embedded_resource(root, pointer, draft) {
-        return Err(diag(
-            DiagnosticCode::UnsupportedKeyword,
-            &at,
-            "$ref",
-            "references inside a subschema with its own $id are not supported yet",
-        ));
-    }
-    match refs::resolve(root, reference, draft) {
-        Some(target) => Ok((target, reference.clone())),
-        None => Err(diag(
-            DiagnosticCode::UnresolvedReference,
-            &at,
-            "$ref",
-            format!(
-                "cannot resolve {reference:?}: no such location in this document, and external references need a registry"
-            ),
-        )),
-    }
+    document
+        .resolve(pointer, reference)
+        .map(|target| (target, reference.clone()))
+        .map_err(|message| diag(DiagnosticCode::UnresolvedReference, &at, "$ref", message))
 }
 
 /// What the presence of one property brings along (`dependencies`, `dependentRequired`,

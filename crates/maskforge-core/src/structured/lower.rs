@@ -24,7 +24,7 @@ type Lowered<T> = Result<T, Diagnostic>;
 const MAX_DEPENDENCIES: usize = 8;
 
 pub(crate) struct Lowering<'a> {
-    root: &'a Value,
+    document: &'a SchemaDocument,
     draft: Draft,
     options: &'a CompilerOptions,
     pub(crate) graph: Graph,
@@ -69,7 +69,7 @@ impl<'a> Lowering<'a> {
     ) -> Self {
         let limits = &options.limits;
         Lowering {
-            root: document.root(),
+            document,
             draft: document.draft(),
             options,
             graph: Graph::new(
@@ -266,7 +266,7 @@ impl<'a> Lowering<'a> {
     }
 
     fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<NodeId> {
-        let (target, _) = read::reference_target(self.root, map, pointer, self.draft)?;
+        let (target, _) = read::reference_target(self.document, map, pointer)?;
         self.schema(target.schema, &target.pointer)
     }
 
