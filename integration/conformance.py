@@ -672,7 +672,8 @@ def render_markdown(report: dict) -> str:
         "Each instance is serialised with `json.dumps(..., ensure_ascii=False)` (numbers exactly as parsed) "
         "and fed token by token; it passes when the session admits it and then EOS exactly when the suite "
         "says it is valid. *Failed* counts false accepts, false rejects and mask inconsistencies (bugs); "
-        "*rejected* counts tests whose schema the compiler refused with a diagnostic (coverage gaps). "
+        "*rejected* counts tests whose schema the compiler refused with a diagnostic (coverage gaps), "
+        "except `MF-E006` (the schema accepts no value), which is judged as refusing every instance. "
         f"Format policy: {report['format_policy']}.",
         "",
         "| Draft | Section | Passed | Failed | Rejected | Total | Pass % | Schemas compiled / rejected |",

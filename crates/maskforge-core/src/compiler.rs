@@ -80,10 +80,7 @@ impl Compiler {
     fn compile_document(&self, document: SchemaDocument) -> Result<SchemaProgram> {
         // Key order is insignificant in JSON Schema, except for `properties` once the declared
         // order is a policy: then the text keeps the schema's own order.
-        let canonical = match self.options.property_order {
-            PropertyOrder::Any => document.canonical_text(),
-            PropertyOrder::Declared => document.root().to_string(),
-        };
+        let canonical = document.identity_text(self.options.property_order == PropertyOrder::Any);
         let key = ExecutableKey { canonical, identity: format!("{:?}", self.options.compile_identity()) };
         let executable = match self.executables.get(&key) {
             Some(hit) => hit,

@@ -96,14 +96,27 @@ impl SchemaDocument {
     /// Text with object keys sorted at every level: equal schemas written differently share
     /// one cache entry.
     pub fn canonical_text(&self) -> String {
+        self.identity_text(true)
+    }
+
+    /// The document and what the registry served, as text: keys sorted (`sorted`), or in the
+    /// schema's own order (where `property_order = declared` makes it matter).
+    pub fn identity_text(&self, sorted: bool) -> String {
+        let write = |value: &Value, out: &mut String| {
+            if sorted {
+                write_canonical(value, out);
+            } else {
+                out.push_str(&value.to_string());
+            }
+        };
         let mut out = String::new();
-        write_canonical(&self.root, &mut out);
+        write(&self.root, &mut out);
         // What the registry served is part of the program: another answer is another program.
         for (uri, document) in self.resources.remotes() {
             out.push('\n');
             out.push_str(uri);
             out.push('\n');
-            write_canonical(document, &mut out);
+            write(document, &mut out);
         }
         out
     }
