@@ -159,6 +159,8 @@ class SchemaGenerator:
                 schema["maxContains"] = rng.randint(1, 2)
         if rng.random() < 0.15:
             schema["unevaluatedItems"] = rng.choice((False, self.leaf()))
+        if rng.random() < 0.2:
+            schema["uniqueItems"] = True
         return self.note(schema)
 
     def combinator(self, depth: int) -> dict:

@@ -27,6 +27,7 @@ NON_LOCAL_KEYWORDS = (
     "dependentSchemas",
     "propertyNames",
     "patternProperties",
+    "uniqueItems",
 )
 
 

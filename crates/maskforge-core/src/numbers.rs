@@ -491,6 +491,19 @@ impl NumberConstraints {
         Some(pieces)
     }
 
+    /// Whether infinitely many values (not spellings) satisfy the constraints: not a finite
+    /// value set, and not a bounded range that is a single point or stepped.
+    pub fn has_infinitely_many_values(&self) -> bool {
+        let derived = Derived::new(self);
+        if !derived.start_live || derived.candidates.is_some() {
+            return false;
+        }
+        match (&self.minimum, &self.maximum) {
+            (Some((lo, _)), Some((hi, _))) => derived.step.is_none() && lo != hi,
+            _ => true,
+        }
+    }
+
     /// Constraints satisfied exactly by the numbers satisfying both `self` and `other`.
     pub fn intersect(&self, other: &Self) -> Self {
         let mut multiple_of = self.multiple_of.clone();

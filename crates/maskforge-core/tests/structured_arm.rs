@@ -202,6 +202,14 @@ fn structured_masks_equal_reference_masks() {
             r#"[12, "ok", 1.5, null]"#,
         ),
         (
+            r#"{"type": "array", "uniqueItems": true}"#,
+            r#"["ok", 12, "value", 1.2e-1, {"ok": 1}, {"value": 1}, [12], true, null]"#,
+        ),
+        (
+            r#"{"type": "array", "items": {"anyOf": [{"enum": ["ok", "value"]}, {"type": "integer"}]}, "uniqueItems": true}"#,
+            r#"["ok", 12, "value", 1]"#,
+        ),
+        (
             r#"{"type": "array", "contains": {"type": "string"}, "unevaluatedItems": {"type": "integer"}}"#,
             r#"["ok", 12, "value", 1]"#,
         ),
@@ -665,4 +673,43 @@ fn contains_counts_matching_items_and_forces_the_last_chances() {
     // minContains 0 always holds; maxContains without contains is ignored.
     check(r#"{"contains": {"const": 1}, "minContains": 0}"#, &["[]", "[2]"], &[]);
     check(r#"{"maxContains": 1}"#, &["[1, 1]"], &[]);
+}
+
+#[test]
+fn unique_items_compare_by_value_and_stay_live() {
+    let any = r#"{"type": "array", "uniqueItems": true}"#;
+    check(
+        any,
+        &["[]", "[1, 2]", r#"[1, "1"]"#, r#"[{"a": 1}, {"a": 2}, [1], [2]]"#, "[true, false, null]"],
+        &["[1, 1.0]", r#"["a", "\u0061"]"#, r#"[{"a": 1, "b": 2}, {"b": 2, "a": 1}]"#, "[[1], [1]]", "[null, null]"],
+    );
+    // A repeated value is refused where its text fixes it: the literal's first byte, the closing
+    // quote or bracket, or the byte that ends a number.
+    assert!(!live(any, "[true, t"));
+    assert!(!live(any, r#"["a", "a""#));
+    assert!(live(any, r#"["a", "a"#));
+    assert!(!live(any, "[[1], [1]"));
+    assert!(live(any, "[1, 1"), "1 may still become 10");
+    assert!(!live(any, "[1, 1,"));
+    // A string with finitely many completions, all seen, is a dead end before its quote.
+    let mixed =
+        r#"{"type": "array", "items": {"anyOf": [{"enum": ["ab", "ac"]}, {"type": "number"}]}, "uniqueItems": true}"#;
+    assert!(live(mixed, r#"["ab", "a"#));
+    assert!(!live(mixed, r#"["ab", "ac", "a"#));
+    // Literal-only items run out: two booleans at most.
+    let booleans = r#"{"type": "array", "items": {"type": "boolean"}, "uniqueItems": true, "minItems": 2}"#;
+    check(booleans, &["[true, false]"], &["[true, true]", "[true]"]);
+    match Compiler::without_cache()
+        .compile_json_schema(r#"{"type": "array", "items": {"type": "boolean"}, "uniqueItems": true, "minItems": 3}"#)
+    {
+        Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsatisfiableSchema),
+        other => panic!("{other:?}"),
+    }
+    // Finite sets of strings or numbers are not decided yet: diagnosed.
+    match Compiler::without_cache()
+        .compile_json_schema(r#"{"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": true}"#)
+    {
+        Err(Error::Schema(d)) => assert_eq!(d.keyword.as_deref(), Some("uniqueItems")),
+        other => panic!("{other:?}"),
+    }
 }

@@ -447,7 +447,11 @@ impl<'a> Lowering<'a> {
             )));
         }
         if unique && max.is_none_or(|m| m > 1) {
-            return Ok(TypeLang::Unsupported(read::unsupported(pointer, "uniqueItems")));
+            return Ok(TypeLang::Unsupported(structured(
+                pointer,
+                "uniqueItems",
+                "items compared by value are tracked by the structured backend",
+            )));
         }
         let mut positional = Vec::new();
         for (typed, at) in &prefix {

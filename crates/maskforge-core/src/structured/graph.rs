@@ -43,6 +43,8 @@ pub(crate) struct ArrayShape {
     /// Which items the schema objects intersected into this shape evaluate (for
     /// `unevaluatedItems`).
     pub(crate) evaluated: ItemsEvaluated,
+    /// `uniqueItems: true` (the keyword's pointer, for diagnostics).
+    pub(crate) unique: Option<Arc<str>>,
 }
 
 /// The items a shape's schema objects evaluate: annotations of `prefixItems` (`items` in array
@@ -206,7 +208,15 @@ impl ArrayShape {
 
     /// Arrays of any items with a length in `min..=max`.
     pub(crate) fn free(min: u64, max: Option<u64>) -> ArrayShape {
-        ArrayShape { prefix: Vec::new(), rest: ANY, min, max, contains: None, evaluated: ItemsEvaluated::default() }
+        ArrayShape {
+            prefix: Vec::new(),
+            rest: ANY,
+            min,
+            max,
+            contains: None,
+            evaluated: ItemsEvaluated::default(),
+            unique: None,
+        }
     }
 
     pub(crate) fn item(&self, index: u64) -> NodeId {
@@ -399,6 +409,9 @@ pub(crate) struct Graph {
     string_products: HashMap<(usize, usize), StringProduct>,
     /// `property_order = declared`: declared properties only in schema order.
     pub(crate) ordered: bool,
+    /// For string automata of items under `uniqueItems` (by address): whether each state has
+    /// infinitely many completions.
+    pub(crate) unbounded_strings: HashMap<usize, Arc<Vec<bool>>>,
     max_nodes: usize,
     max_dfa_states: usize,
 }
@@ -448,6 +461,7 @@ impl Graph {
             any_key: Arc::new(ecma::pattern_language("", 10_000).expect("the universe is small")),
             conjunctions: HashMap::new(),
             negations: HashMap::new(),
+            unbounded_strings: HashMap::new(),
             string_products: HashMap::new(),
             ordered,
             max_nodes,
@@ -649,7 +663,18 @@ impl Graph {
                 break;
             }
         }
+        let mut unique_strings = Vec::new();
         for node in &self.nodes {
+            for shape in &node.arrays {
+                if let Some(pointer) = &shape.unique {
+                    if let Err(what) = self.unique_items_supported(shape) {
+                        return Err(GraphError::Unsupported { pointer: Arc::clone(pointer), what });
+                    }
+                    for &item in shape.prefix.iter().chain(std::iter::once(&shape.rest)) {
+                        unique_strings.extend(self.nodes[item as usize].strings.iter().cloned());
+                    }
+                }
+            }
             for shape in &node.objects {
                 if shape.witnesses.len() > 1 || (!shape.witnesses.is_empty() && shape.classifies_keys()) {
                     return Err(GraphError::Unsupported {
@@ -658,6 +683,10 @@ impl Graph {
                     });
                 }
             }
+        }
+        for dfa in unique_strings {
+            let key = Arc::as_ptr(&dfa) as usize;
+            self.unbounded_strings.entry(key).or_insert_with(|| Arc::new(dfa.unbounded_from()));
         }
         self.compute_satisfiability();
         self.allow_pattern_keys()?;
@@ -989,7 +1018,8 @@ impl Graph {
                     prefix: p.evaluated.prefix.max(q.evaluated.prefix),
                     matching,
                 };
-                let shape = ArrayShape { prefix, rest, min, max, contains, evaluated };
+                let unique = p.unique.clone().or_else(|| q.unique.clone());
+                let shape = ArrayShape { prefix, rest, min, max, contains, evaluated, unique };
                 if !shape.is_contradictory() {
                     node.arrays.push(shape);
                 }
@@ -1107,10 +1137,10 @@ impl Graph {
 
     /// The arrays that violate `shape`, as a disjunction of shapes.
     fn array_violations(&mut self, shape: &ArrayShape, pointer: &Arc<str>) -> Result<Vec<ArrayShape>, GraphError> {
-        if shape.contains.is_some() {
+        if shape.contains.is_some() || shape.unique.is_some() {
             return Err(GraphError::Unsupported {
                 pointer: Arc::clone(pointer),
-                what: "arrays with fewer matching items than contains requires",
+                what: "arrays with fewer matching items than contains requires, or with repeated items",
             });
         }
         let mut violations = Vec::new();
@@ -1364,6 +1394,41 @@ impl Graph {
         Ok(node.arrays)
     }
 
+    /// Whether the matcher decides `uniqueItems` exactly for these items: each item schema either
+    /// admits only literals (`null`, `true`, `false`: a value is known from its first byte) or
+    /// infinitely many values, with arrays and objects unconstrained (then an unfinished item
+    /// can always become a value not seen yet, except where its text already fixes it: a
+    /// literal, a closed string, array or object, which the matcher checks, and numbers, which
+    /// it reads with the seen values excluded).
+    fn unique_items_supported(&self, shape: &ArrayShape) -> Result<(), &'static str> {
+        if shape.contains.is_some() {
+            return Err("repeated items together with contains, which is not supported yet");
+        }
+        for &item in shape.prefix.iter().chain(std::iter::once(&shape.rest)) {
+            let node = &self.nodes[item as usize];
+            let plain_arrays = node
+                .arrays
+                .iter()
+                .all(|a| a.prefix.is_empty() && a.rest == ANY && a.min == 0 && a.max.is_none() && a.contains.is_none());
+            let plain_objects = node.objects.iter().all(|o| {
+                o.properties.is_empty()
+                    && o.other == ANY
+                    && o.required.is_empty()
+                    && !o.classifies_keys()
+                    && o.witnesses.is_empty()
+                    && o.min == 0
+                    && o.max.is_none()
+            });
+            if node.counted_strings.is_some() || !plain_arrays || !plain_objects {
+                return Err("repeated items that are constrained arrays or objects, or long counted strings");
+            }
+            if !literal_only(node) && !infinitely_many_values(node) {
+                return Err("repeated items from a finite set of numbers or strings");
+            }
+        }
+        Ok(())
+    }
+
     /// Which nodes admit a value: the least fixpoint, so a recursive schema counts only when it
     /// has a finite witness.
     fn compute_satisfiability(&mut self) {
@@ -1372,7 +1437,7 @@ impl Graph {
         loop {
             let mut changed = false;
             for id in 0..n {
-                if !sat[id] && node_has_witness(&self.nodes[id], &sat) {
+                if !sat[id] && node_has_witness(&self.nodes, &self.nodes[id], &sat) {
                     sat[id] = true;
                     changed = true;
                 }
@@ -1465,6 +1530,38 @@ fn combinations<K: PartialEq>(
     Ok(subsets)
 }
 
+/// Whether a node admits literals only (`null`, `true`, `false`).
+pub(crate) fn literal_only(node: &Node) -> bool {
+    node.numbers.is_empty()
+        && node.strings.is_none()
+        && node.counted_strings.is_none()
+        && node.arrays.is_empty()
+        && node.objects.is_empty()
+}
+
+/// Whether a node admits infinitely many values (by JSON value, not spelling).
+fn infinitely_many_values(node: &Node) -> bool {
+    !node.arrays.is_empty()
+        || !node.objects.is_empty()
+        || node.strings.as_ref().is_some_and(|d| d.language_size().is_none())
+        || node.numbers.iter().any(|c| c.has_infinitely_many_values())
+}
+
+/// The literals a literal-only node admits.
+pub(crate) fn literals(node: &Node) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    if node.null {
+        out.push(serde_json::Value::Null);
+    }
+    if node.true_ {
+        out.push(serde_json::Value::Bool(true));
+    }
+    if node.false_ {
+        out.push(serde_json::Value::Bool(false));
+    }
+    out
+}
+
 fn min_bound(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     match (a, b) {
         (Some(m), Some(n)) => Some(m.min(n)),
@@ -1472,14 +1569,14 @@ fn min_bound(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     }
 }
 
-fn node_has_witness(node: &Node, sat: &[bool]) -> bool {
+fn node_has_witness(nodes: &[Node], node: &Node, sat: &[bool]) -> bool {
     node.null
         || node.true_
         || node.false_
         || !node.numbers.is_empty()
         || node.strings.is_some()
         || node.counted_strings.is_some()
-        || node.arrays.iter().any(|a| array_has_witness(a, sat))
+        || node.arrays.iter().any(|a| array_has_witness(nodes, a, sat))
         || node.objects.iter().any(|o| object_has_witness(o, sat))
 }
 
@@ -1497,10 +1594,44 @@ pub(crate) fn reachable_items(shape: &ArrayShape, sat: &[bool]) -> u64 {
     }
 }
 
-fn array_has_witness(shape: &ArrayShape, sat: &[bool]) -> bool {
+fn array_has_witness(nodes: &[Node], shape: &ArrayShape, sat: &[bool]) -> bool {
     shape.max.is_none_or(|max| shape.min <= max)
         && reachable_items(shape, sat) >= shape.min
         && contains_reachable(shape, sat, 0, 0)
+        && literal_items_distinct(nodes, shape)
+}
+
+/// Under `uniqueItems`, whether the literal-only positions up to `minItems` can hold distinct
+/// literals (the others have infinitely many values).
+fn literal_items_distinct(nodes: &[Node], shape: &ArrayShape) -> bool {
+    if shape.unique.is_none() {
+        return true;
+    }
+    let mut positions = Vec::new();
+    for i in 0..shape.min {
+        let node = &nodes[shape.item(i) as usize];
+        if literal_only(node) {
+            positions.push(literals(node));
+        } else if i >= shape.prefix.len() as u64 {
+            break;
+        }
+        if positions.len() > 3 {
+            return false;
+        }
+    }
+    fn pick(domains: &[Vec<serde_json::Value>], chosen: &mut Vec<serde_json::Value>) -> bool {
+        let Some((first, rest)) = domains.split_first() else { return true };
+        first.iter().any(|v| {
+            if chosen.contains(v) {
+                return false;
+            }
+            chosen.push(v.clone());
+            let found = pick(rest, chosen);
+            chosen.pop();
+            found
+        })
+    }
+    pick(&positions, &mut Vec::new())
 }
 
 /// Whether items from position `count` on (`found` of the items so far matching `contains`)

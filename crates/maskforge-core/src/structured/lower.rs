@@ -395,9 +395,7 @@ impl<'a> Lowering<'a> {
         if !admitted {
             return Ok(None);
         }
-        if unique && max.is_none_or(|m| m > 1) {
-            return Err(unsupported(pointer, "uniqueItems"));
-        }
+
         let contains_node = contains;
         let contains = match contains {
             Some(node) if contains_min > 0 || contains_max.is_some() => {
@@ -412,7 +410,8 @@ impl<'a> Lowering<'a> {
             // `contains` annotates the items it matches from 2020-12 on (even with `minContains: 0`).
             matching: contains_node.filter(|_| self.draft >= Draft::Draft202012),
         };
-        Ok(Some(ArrayShape { prefix, rest, min, max, contains, evaluated }))
+        let unique = (unique && max.is_none_or(|m| m > 1)).then(|| Arc::from(pointer_push(pointer, "uniqueItems")));
+        Ok(Some(ArrayShape { prefix, rest, min, max, contains, evaluated, unique }))
     }
 
     fn object(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ObjectShape>> {

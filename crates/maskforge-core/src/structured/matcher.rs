@@ -9,6 +9,7 @@ use super::graph::{
     ObjectShape,
 };
 use super::strings::{CodePointCounter, DecodeStep, StringDecoder};
+use super::unique::{self, Canon};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::schema::strings::LengthRange;
@@ -62,7 +63,17 @@ impl Value {
                 _ => None,
             },
             Value::Array(a) => match a.phase {
-                ArrayPhase::InItem => common_context(graph, slack, a.tracks.iter().map(|t| t.child.as_ref())),
+                // Under `uniqueItems` an item string with a constrained automaton may run out of
+                // unseen completions; inside an unconstrained string, or a string within an open
+                // array or object item, every text still has infinitely many.
+                ArrayPhase::InItem
+                    if a.tracks.iter().all(|t| {
+                        t.seen.is_none()
+                            || !matches!(&t.child, Some(Value::Leaf { dfa, .. }) if !Arc::ptr_eq(dfa, &graph.any_string))
+                    }) =>
+                {
+                    common_context(graph, slack, a.tracks.iter().map(|t| t.child.as_ref()))
+                }
                 _ => None,
             },
             Value::Start(_) | Value::Number(_) => None,
@@ -102,9 +113,11 @@ impl Value {
             }
             Value::Array(a) => {
                 a.phase == ArrayPhase::InItem
-                    && a.tracks
-                        .iter()
-                        .all(|t| t.probe.is_none() && t.child.as_ref().is_some_and(Value::string_content_forgotten))
+                    && a.tracks.iter().all(|t| {
+                        t.probe.is_none()
+                            && t.seen.is_none()
+                            && t.child.as_ref().is_some_and(Value::string_content_forgotten)
+                    })
             }
             Value::Start(_) | Value::Number(_) | Value::Counted(_) => false,
         }
@@ -193,8 +206,8 @@ impl Value {
                     .arrays
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| array_live(graph, s, 0, 0))
-                    .map(|(i, _)| ArrayTrack {
+                    .filter(|(_, s)| array_live(graph, s, 0, 0, &[]))
+                    .map(|(i, s)| ArrayTrack {
                         node,
                         shape: i as u32,
                         count: 0,
@@ -202,10 +215,17 @@ impl Value {
                         child: None,
                         probe: None,
                         mode: ItemMode::Free,
+                        seen: s.unique.as_ref().map(|_| Arc::new(Vec::new())),
+                        decoder: None,
                     })
                     .collect();
-                (!shapes.is_empty())
-                    .then(|| Value::Array(Box::new(ArrayValue { phase: ArrayPhase::AfterOpen, tracks: shapes })))
+                (!shapes.is_empty()).then(|| {
+                    Value::Array(Box::new(ArrayValue {
+                        phase: ArrayPhase::AfterOpen,
+                        tracks: shapes,
+                        item_text: Vec::new(),
+                    }))
+                })
             }
             _ => None,
         }
@@ -708,6 +728,8 @@ enum ArrayPhase {
 struct ArrayValue {
     phase: ArrayPhase,
     tracks: Vec<ArrayTrack>,
+    /// The current item's text, kept under `uniqueItems` to compare it by value.
+    item_text: Vec<u8>,
 }
 
 #[derive(Debug, Clone)]
@@ -722,6 +744,10 @@ struct ArrayTrack {
     probe: Option<Value>,
     /// How the current item is read.
     mode: ItemMode,
+    /// `uniqueItems`: the values of the items so far.
+    seen: Option<Arc<Vec<Canon>>>,
+    /// `uniqueItems`: the current item's string content, while it is an open string.
+    decoder: Option<StringDecoder>,
 }
 
 /// How an item is read against `contains`.
@@ -741,11 +767,74 @@ impl ArrayTrack {
     }
 }
 
+/// Starts an item under `uniqueItems` with its first byte: a literal must not have been seen
+/// (and must leave distinct values for the items still required), a number is read with the
+/// seen numbers excluded, and a string's content is decoded alongside.
+fn start_unique_item(
+    graph: &Graph,
+    shape: &ArrayShape,
+    count: u64,
+    node: NodeId,
+    b: u8,
+    seen: &[Canon],
+) -> Option<(Value, Option<StringDecoder>)> {
+    if let Some(literal) = unique::literal_from_first_byte(b) {
+        let mut used = seen.to_vec();
+        used.push(literal.clone());
+        if seen.contains(&literal) || !unique::distinct_items_reachable(graph, shape, count + 1, &used) {
+            return None;
+        }
+    }
+    if matches!(b, b'-' | b'0'..=b'9') {
+        if let Some(matchers) = unique::numbers_excluding(graph, node, seen, b) {
+            return (!matchers.is_empty()).then_some((Value::Number(matchers), None));
+        }
+    }
+    let mut child = Value::Start(node);
+    if child.feed(graph, b) != Step::Consumed {
+        return None;
+    }
+    let decoder = (b == b'"').then(StringDecoder::default);
+    Some((child, decoder))
+}
+
+/// Whether the current item (its text so far `item_text`, `b` just read) can still end as a
+/// value not seen before: checked where the text fixes the value (see [`unique`]).
+fn unique_item_live(graph: &Graph, track: &mut ArrayTrack, b: u8, item_text: &[u8]) -> bool {
+    let seen = track.seen.as_deref().map_or(&[][..], Vec::as_slice);
+    let child = track.child.as_ref().expect("an item is open");
+    if let Some(decoder) = track.decoder.as_mut() {
+        return match decoder.feed(b) {
+            DecodeStep::Invalid => false,
+            DecodeStep::Closed => {
+                let value = decoder.value().to_string();
+                track.decoder = None;
+                !seen.contains(&Canon::String(value))
+            }
+            DecodeStep::Continue => match child {
+                Value::Leaf { dfa, state } => {
+                    let unbounded = graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
+                    unbounded.is_some_and(|u| u[*state as usize])
+                        || unseen_key_completes(dfa, *state, decoder, &unique::seen_strings(seen))
+                }
+                _ => true,
+            },
+        };
+    }
+    let closed = match child {
+        Value::Array(a) => a.phase == ArrayPhase::Closed,
+        Value::Object(o) => o.phase == ObjectPhase::Closed,
+        _ => false,
+    };
+    !closed || Canon::parse(item_text).is_some_and(|value| !seen.contains(&value))
+}
+
 /// Whether an array with `count` items, `found` of them matching `contains`, can still be
 /// completed.
-fn array_live(graph: &Graph, shape: &ArrayShape, count: u64, found: u64) -> bool {
+fn array_live(graph: &Graph, shape: &ArrayShape, count: u64, found: u64, used: &[Canon]) -> bool {
     let max = shape.max.unwrap_or(u64::MAX);
-    count <= max
+    unique::distinct_items_reachable(graph, shape, count, used)
+        && count <= max
         && shape.min <= max
         && (count >= shape.min || reachable_from(graph, shape, count) >= shape.min)
         && contains_reachable(shape, &graph.satisfiable, count, found)
@@ -766,16 +855,16 @@ fn reachable_from(graph: &Graph, shape: &ArrayShape, count: u64) -> u64 {
 }
 
 /// How item `count` may be read (`None`: not at all), by which outcomes keep the array live.
-fn next_item(graph: &Graph, shape: &ArrayShape, count: u64, found: u64) -> Option<ItemMode> {
+fn next_item(graph: &Graph, shape: &ArrayShape, count: u64, found: u64, used: &[Canon]) -> Option<ItemMode> {
     if count >= shape.max.unwrap_or(u64::MAX) {
         return None;
     }
     let Some(c) = &shape.contains else {
-        let live = graph.is_satisfiable(shape.item(count)) && array_live(graph, shape, count + 1, found);
+        let live = graph.is_satisfiable(shape.item(count)) && array_live(graph, shape, count + 1, found, used);
         return live.then_some(ItemMode::Free);
     };
-    let matching = graph.is_satisfiable(c.matching(count)) && array_live(graph, shape, count + 1, found + 1);
-    let avoiding = graph.is_satisfiable(c.avoiding(count)) && array_live(graph, shape, count + 1, found);
+    let matching = graph.is_satisfiable(c.matching(count)) && array_live(graph, shape, count + 1, found + 1, used);
+    let avoiding = graph.is_satisfiable(c.avoiding(count)) && array_live(graph, shape, count + 1, found, used);
     match (matching, avoiding) {
         (true, true) => Some(ItemMode::Free),
         (true, false) => Some(ItemMode::Matching),
@@ -803,21 +892,39 @@ impl ArrayValue {
                 self.phase = Closed;
             }
             (AfterItem, b',') => {
-                self.tracks.retain(|t| next_item(graph, t.shape(graph), t.count, t.found).is_some());
+                self.tracks.retain(|t| {
+                    let used = t.seen.as_deref().map_or(&[][..], Vec::as_slice);
+                    next_item(graph, t.shape(graph), t.count, t.found, used).is_some()
+                });
                 self.phase = AfterComma;
             }
             (AfterOpen, _) | (AfterComma, _) => {
+                self.item_text.clear();
+                self.item_text.push(b);
                 self.tracks.retain_mut(|t| {
                     let shape = t.shape(graph);
-                    let Some(mode) = next_item(graph, shape, t.count, t.found) else { return false };
+                    let used = t.seen.as_deref().map_or(&[][..], Vec::as_slice);
+                    let Some(mode) = next_item(graph, shape, t.count, t.found, used) else { return false };
                     let contains = shape.contains.as_ref();
                     let node = match (mode, contains) {
                         (ItemMode::Matching, Some(c)) => c.matching(t.count),
                         (ItemMode::Avoiding, Some(c)) => c.avoiding(t.count),
                         _ => shape.item(t.count),
                     };
-                    let mut child = Value::Start(node);
-                    let ok = child.feed(graph, b) == Step::Consumed;
+                    let (child, ok) = match &t.seen {
+                        Some(seen) => match start_unique_item(graph, shape, t.count, node, b, seen) {
+                            Some((child, decoder)) => {
+                                t.decoder = decoder;
+                                (child, true)
+                            }
+                            None => (Value::Start(node), false),
+                        },
+                        None => {
+                            let mut child = Value::Start(node);
+                            let ok = child.feed(graph, b) == Step::Consumed;
+                            (child, ok)
+                        }
+                    };
                     t.child = Some(child);
                     t.mode = mode;
                     // A free item is also read against `contains`, to count it if it matches.
@@ -831,16 +938,26 @@ impl ArrayValue {
             }
             (InItem, _) => {
                 let mut finished = false;
+                self.item_text.push(b);
+                let item_text = &self.item_text;
                 self.tracks.retain_mut(|t| match t.child.as_mut().expect("an item is open").feed(graph, b) {
                     Step::Consumed => {
                         if t.probe.as_mut().is_some_and(|p| p.feed(graph, b) != Step::Consumed) {
                             t.probe = None;
                         }
-                        true
+                        t.seen.is_none() || unique_item_live(graph, t, b, item_text)
                     }
                     Step::Rejected => false,
                     Step::NotMine => {
                         finished = true;
+                        if let Some(seen) = t.seen.as_mut() {
+                            // The byte that ended the item is not part of it.
+                            match Canon::parse(&item_text[..item_text.len() - 1]) {
+                                Some(value) => Arc::make_mut(seen).push(value),
+                                None => return false,
+                            }
+                            t.decoder = None;
+                        }
                         if t.mode == ItemMode::Matching || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
                             t.found += 1;
                         }

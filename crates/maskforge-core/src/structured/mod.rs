@@ -10,6 +10,7 @@ mod graph;
 mod lower;
 mod matcher;
 mod strings;
+mod unique;
 
 use std::collections::BTreeSet;
 
