@@ -705,9 +705,18 @@ fn unique_items_compare_by_value_and_stay_live() {
         Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsatisfiableSchema),
         other => panic!("{other:?}"),
     }
-    // Finite sets of strings or numbers are not decided yet: diagnosed.
+    // Finitely many strings: the distinct values left must cover minItems.
+    let letters = r#"{"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": true, "minItems": 2}"#;
+    check(
+        letters,
+        &[r#"["a", "b"]"#, r#"["c", "\u0061", "b"]"#],
+        &[r#"["a", "a"]"#, r#"["a"]"#, r#"["a", "b", "c", "a"]"#],
+    );
+    assert!(!live(letters, r#"["a", "b", "c", ""#));
+    assert!(live(letters, r#"["a", "b", ""#));
+    // Finite sets of numbers are not decided yet: diagnosed.
     match Compiler::without_cache()
-        .compile_json_schema(r#"{"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": true}"#)
+        .compile_json_schema(r#"{"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": true}"#)
     {
         Err(Error::Schema(d)) => assert_eq!(d.keyword.as_deref(), Some("uniqueItems")),
         other => panic!("{other:?}"),

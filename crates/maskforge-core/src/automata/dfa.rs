@@ -229,6 +229,45 @@ impl ByteDfa {
         })
     }
 
+    /// Every accepted string, when there are at most `limit` (`None` otherwise).
+    pub fn finite_language(&self, limit: u64) -> Option<Vec<Vec<u8>>> {
+        if self.language_size()? > limit {
+            return None;
+        }
+        // States from which acceptance is reachable (a fixpoint); in a finite language they
+        // form a DAG, so the walk below ends.
+        let n = self.state_count();
+        let mut reaches: Vec<bool> = (0..n as StateId).map(|s| self.is_accepting(s)).collect();
+        loop {
+            let mut changed = false;
+            for s in 0..n as StateId {
+                if !reaches[s as usize] && self.successors(s).iter().any(|&(to, _)| reaches[to as usize]) {
+                    reaches[s as usize] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut out = Vec::new();
+        let mut stack: Vec<(StateId, Vec<u8>)> = vec![(self.start, Vec::new())];
+        while let Some((state, text)) = stack.pop() {
+            if self.is_accepting(state) {
+                out.push(text.clone());
+            }
+            for b in 0..=255u8 {
+                let next = self.next(state, b);
+                if next != DEAD && reaches[next as usize] {
+                    let mut longer = text.clone();
+                    longer.push(b);
+                    stack.push((next, longer));
+                }
+            }
+        }
+        Some(out)
+    }
+
     /// A value computed bottom-up over a finite language: `combine(state, successors)` gets each
     /// successor's value and how many bytes lead there. `None` when the language is infinite;
     /// the empty language gives `Some(0)`.

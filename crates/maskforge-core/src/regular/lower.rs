@@ -153,6 +153,9 @@ impl<'a> Lowering<'a> {
             if unsupported_everywhere(keyword, self.draft) {
                 return Err(read::unsupported(pointer, keyword));
             }
+            if matches!(keyword.as_str(), "$dynamicRef" | "$recursiveRef") && is_known_keyword(keyword, self.draft) {
+                return Err(structured(pointer, keyword, "dynamic references are resolved by the structured backend"));
+            }
         }
         Ok(())
     }

@@ -92,7 +92,6 @@ pub fn is_known_keyword(keyword: &str, draft: Draft) -> bool {
 /// annotations), so there they are diagnosed rather than ignored.
 pub(crate) fn unsupported_everywhere(keyword: &str, draft: Draft) -> bool {
     match keyword {
-        "$dynamicRef" | "$recursiveRef" => draft >= Draft::Draft201909,
         "contentEncoding" | "contentMediaType" => draft == Draft::Draft7,
         _ => false,
     }

@@ -80,6 +80,16 @@ impl SchemaDocument {
         Ok(SchemaDocument { root, draft, resources })
     }
 
+    /// The resources of the document and of those the registry served.
+    pub(crate) fn resources(&self) -> &refs::Resources {
+        &self.resources
+    }
+
+    /// The schema at a location key.
+    pub(crate) fn value_at(&self, pointer: &str) -> Option<&Value> {
+        self.resources.value_at(&self.root, pointer)
+    }
+
     /// Resolves `reference`, written in the schema at location `pointer`.
     pub(crate) fn resolve(&self, pointer: &str, reference: &str) -> std::result::Result<refs::Target<'_>, String> {
         self.resources.resolve(&self.root, pointer, reference)

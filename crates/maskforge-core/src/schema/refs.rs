@@ -92,6 +92,10 @@ pub(crate) struct Resources {
     resources: HashMap<String, String>,
     /// Location of each plain-name anchor, by resource URI and name.
     anchors: HashMap<(String, String), String>,
+    /// `$dynamicAnchor`s of each resource (by URI): name and location, in document order.
+    dynamic_anchors: HashMap<String, Vec<(String, String)>>,
+    /// Whether the schema uses `$dynamicRef` or `$recursiveRef` anywhere.
+    pub(crate) dynamic: bool,
 }
 
 fn id_keyword(draft: Draft) -> &'static str {
@@ -269,8 +273,13 @@ impl Resources {
                         if keyword == "$anchor" || draft >= Draft::Draft202012 {
                             self.anchors.entry((without_fragment(&base), name.clone())).or_insert_with(|| key.clone());
                         }
+                        if keyword == "$dynamicAnchor" && draft >= Draft::Draft202012 {
+                            let anchors = self.dynamic_anchors.entry(without_fragment(&base)).or_default();
+                            anchors.push((name.clone(), key.clone()));
+                        }
                     }
                 }
+                self.dynamic |= map.contains_key("$dynamicRef") || map.contains_key("$recursiveRef");
             }
             if key.is_empty() || key.ends_with('#') {
                 self.resources.entry(without_fragment(&base)).or_insert_with(|| key.clone());
@@ -284,6 +293,21 @@ impl Resources {
                 }
             }
         }
+    }
+
+    /// The root location of the schema resource that holds location `key`.
+    pub(crate) fn resource_of(&self, key: &str) -> Option<&String> {
+        self.resources.get(&without_fragment(self.base_of(key)?))
+    }
+
+    /// The `$dynamicAnchor`s declared in the resource rooted at `root` (name, location).
+    pub(crate) fn dynamic_anchors_of(&self, root: &str) -> &[(String, String)] {
+        self.base_of(root).and_then(|base| self.dynamic_anchors.get(&without_fragment(base))).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether location `key` is the root of a schema resource.
+    pub(crate) fn is_resource_root(&self, key: &str) -> bool {
+        self.resource_of(key).is_some_and(|root| root == key)
     }
 
     /// The base URI at a location: its own, or its nearest indexed ancestor's.

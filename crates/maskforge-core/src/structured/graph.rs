@@ -412,6 +412,8 @@ pub(crate) struct Graph {
     /// For string automata of items under `uniqueItems` (by address): whether each state has
     /// infinitely many completions.
     pub(crate) unbounded_strings: HashMap<usize, Arc<Vec<bool>>>,
+    /// For items under `uniqueItems` with finitely many values: those values.
+    pub(crate) finite_domains: HashMap<NodeId, Arc<Vec<super::unique::Canon>>>,
     max_nodes: usize,
     max_dfa_states: usize,
 }
@@ -462,6 +464,7 @@ impl Graph {
             conjunctions: HashMap::new(),
             negations: HashMap::new(),
             unbounded_strings: HashMap::new(),
+            finite_domains: HashMap::new(),
             string_products: HashMap::new(),
             ordered,
             max_nodes,
@@ -664,11 +667,13 @@ impl Graph {
             }
         }
         let mut unique_strings = Vec::new();
+        let mut finite_domains = HashMap::new();
         for node in &self.nodes {
             for shape in &node.arrays {
                 if let Some(pointer) = &shape.unique {
-                    if let Err(what) = self.unique_items_supported(shape) {
-                        return Err(GraphError::Unsupported { pointer: Arc::clone(pointer), what });
+                    match self.unique_items_supported(shape) {
+                        Err(what) => return Err(GraphError::Unsupported { pointer: Arc::clone(pointer), what }),
+                        Ok(domains) => finite_domains.extend(domains),
                     }
                     for &item in shape.prefix.iter().chain(std::iter::once(&shape.rest)) {
                         unique_strings.extend(self.nodes[item as usize].strings.iter().cloned());
@@ -684,6 +689,7 @@ impl Graph {
                 }
             }
         }
+        self.finite_domains = finite_domains;
         for dfa in unique_strings {
             let key = Arc::as_ptr(&dfa) as usize;
             self.unbounded_strings.entry(key).or_insert_with(|| Arc::new(dfa.unbounded_from()));
@@ -1069,7 +1075,7 @@ impl Graph {
                         all: p.evaluated.all || q.evaluated.all,
                         names: p.evaluated.names.union(&q.evaluated.names).cloned().collect(),
                     },
-                    witnesses: p.witnesses.iter().chain(&q.witnesses).cloned().collect(),
+                    witnesses: strongest_witnesses(p.witnesses.iter().chain(&q.witnesses)),
                 };
                 for shape in self.place_witnesses(shape) {
                     if !shape.is_contradictory() {
@@ -1400,10 +1406,17 @@ impl Graph {
     /// can always become a value not seen yet, except where its text already fixes it: a
     /// literal, a closed string, array or object, which the matcher checks, and numbers, which
     /// it reads with the seen values excluded).
-    fn unique_items_supported(&self, shape: &ArrayShape) -> Result<(), &'static str> {
+    ///
+    /// Items with finitely many values (literals, or literals and a finite set of strings) are
+    /// returned with their values, for the counts of distinct items; positions with a finite set
+    /// of strings must all share one schema (then which string an item takes never matters to
+    /// the others).
+    fn unique_items_supported(&self, shape: &ArrayShape) -> Result<FiniteDomains, &'static str> {
         if shape.contains.is_some() {
             return Err("repeated items together with contains, which is not supported yet");
         }
+        let mut domains = FiniteDomains::new();
+        let mut string_domain: Option<NodeId> = None;
         for &item in shape.prefix.iter().chain(std::iter::once(&shape.rest)) {
             let node = &self.nodes[item as usize];
             let plain_arrays = node
@@ -1422,11 +1435,29 @@ impl Graph {
             if node.counted_strings.is_some() || !plain_arrays || !plain_objects {
                 return Err("repeated items that are constrained arrays or objects, or long counted strings");
             }
-            if !literal_only(node) && !infinitely_many_values(node) {
-                return Err("repeated items from a finite set of numbers or strings");
+            if infinitely_many_values(node) {
+                continue;
             }
+            if !node.numbers.is_empty() {
+                return Err("repeated items from a finite set of numbers");
+            }
+            let mut values: Vec<super::unique::Canon> =
+                literals(node).iter().map(super::unique::Canon::literal).collect();
+            if let Some(strings) = &node.strings {
+                if string_domain.is_some_and(|other| other != item) {
+                    return Err("repeated items from different finite sets of strings");
+                }
+                string_domain = Some(item);
+                let decoded = decoded_strings(strings);
+                let texts = decoded.finite_language(64).ok_or("repeated items from more than 64 strings")?;
+                for text in texts {
+                    let text = String::from_utf8(text).map_err(|_| "strings that are not UTF-8")?;
+                    values.push(super::unique::Canon::String(text));
+                }
+            }
+            domains.insert(item, Arc::new(values));
         }
-        Ok(())
+        Ok(domains)
     }
 
     /// Which nodes admit a value: the least fixpoint, so a recursive schema counts only when it
@@ -1437,7 +1468,7 @@ impl Graph {
         loop {
             let mut changed = false;
             for id in 0..n {
-                if !sat[id] && node_has_witness(&self.nodes, &self.nodes[id], &sat) {
+                if !sat[id] && node_has_witness(Some(&self.finite_domains), &self.nodes[id], &sat) {
                     sat[id] = true;
                     changed = true;
                 }
@@ -1488,6 +1519,9 @@ fn drop_subsumed_objects(shapes: &mut Vec<ObjectShape>) {
     shapes.retain(|_| flags.next().unwrap_or(true));
 }
 
+/// The values of each item schema with finitely many, under `uniqueItems`.
+pub(crate) type FiniteDomains = HashMap<NodeId, Arc<Vec<super::unique::Canon>>>;
+
 /// Most shapes of differing evaluations that `unevaluated*` combines (`2^n - 1` combinations).
 const MAX_EVALUATION_SHAPES: usize = 6;
 
@@ -1530,13 +1564,22 @@ fn combinations<K: PartialEq>(
     Ok(subsets)
 }
 
-/// Whether a node admits literals only (`null`, `true`, `false`).
-pub(crate) fn literal_only(node: &Node) -> bool {
-    node.numbers.is_empty()
-        && node.strings.is_none()
-        && node.counted_strings.is_none()
-        && node.arrays.is_empty()
-        && node.objects.is_empty()
+/// The witnesses of a conjunction, without those another one implies: a member outside a
+/// larger set of names, with the same schema or any value asked of the weaker one.
+fn strongest_witnesses<'a>(witnesses: impl Iterator<Item = &'a KeyWitness>) -> Vec<KeyWitness> {
+    let all: Vec<&KeyWitness> = witnesses.collect();
+    let implies = |strong: &KeyWitness, weak: &KeyWitness| {
+        strong.named.is_superset(&weak.named) && (weak.node == ANY || weak.node == strong.node)
+    };
+    let mut kept: Vec<KeyWitness> = Vec::new();
+    for (i, w) in all.iter().enumerate() {
+        let implied =
+            all.iter().enumerate().any(|(j, other)| j != i && implies(other, w) && (!implies(w, other) || j < i));
+        if !implied {
+            kept.push((*w).clone());
+        }
+    }
+    kept
 }
 
 /// Whether a node admits infinitely many values (by JSON value, not spelling).
@@ -1569,14 +1612,14 @@ fn min_bound(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     }
 }
 
-fn node_has_witness(nodes: &[Node], node: &Node, sat: &[bool]) -> bool {
+fn node_has_witness(domains: Option<&FiniteDomains>, node: &Node, sat: &[bool]) -> bool {
     node.null
         || node.true_
         || node.false_
         || !node.numbers.is_empty()
         || node.strings.is_some()
         || node.counted_strings.is_some()
-        || node.arrays.iter().any(|a| array_has_witness(nodes, a, sat))
+        || node.arrays.iter().any(|a| array_has_witness(domains, a, sat))
         || node.objects.iter().any(|o| object_has_witness(o, sat))
 }
 
@@ -1594,44 +1637,11 @@ pub(crate) fn reachable_items(shape: &ArrayShape, sat: &[bool]) -> u64 {
     }
 }
 
-fn array_has_witness(nodes: &[Node], shape: &ArrayShape, sat: &[bool]) -> bool {
+fn array_has_witness(domains: Option<&FiniteDomains>, shape: &ArrayShape, sat: &[bool]) -> bool {
     shape.max.is_none_or(|max| shape.min <= max)
         && reachable_items(shape, sat) >= shape.min
         && contains_reachable(shape, sat, 0, 0)
-        && literal_items_distinct(nodes, shape)
-}
-
-/// Under `uniqueItems`, whether the literal-only positions up to `minItems` can hold distinct
-/// literals (the others have infinitely many values).
-fn literal_items_distinct(nodes: &[Node], shape: &ArrayShape) -> bool {
-    if shape.unique.is_none() {
-        return true;
-    }
-    let mut positions = Vec::new();
-    for i in 0..shape.min {
-        let node = &nodes[shape.item(i) as usize];
-        if literal_only(node) {
-            positions.push(literals(node));
-        } else if i >= shape.prefix.len() as u64 {
-            break;
-        }
-        if positions.len() > 3 {
-            return false;
-        }
-    }
-    fn pick(domains: &[Vec<serde_json::Value>], chosen: &mut Vec<serde_json::Value>) -> bool {
-        let Some((first, rest)) = domains.split_first() else { return true };
-        first.iter().any(|v| {
-            if chosen.contains(v) {
-                return false;
-            }
-            chosen.push(v.clone());
-            let found = pick(rest, chosen);
-            chosen.pop();
-            found
-        })
-    }
-    pick(&positions, &mut Vec::new())
+        && domains.is_none_or(|d| super::unique::distinct_positions(d, shape, 0, shape.min, &[]))
 }
 
 /// Whether items from position `count` on (`found` of the items so far matching `contains`)

@@ -13,7 +13,7 @@ use crate::automata::{ecma, json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
-use crate::schema::keywords::unsupported_everywhere;
+use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::read::{self, invalid, unsupported};
 use crate::schema::strings::{check_string_keywords, string_language, LengthRange, StringLanguage};
 use crate::schema::{pointer_push, SchemaDocument};
@@ -36,6 +36,30 @@ pub(crate) struct Lowering<'a> {
     /// `oneOf` locations whose branches overlap, with the overlapping pairs: lowered as "this
     /// branch and none of those it overlaps".
     exclusive_one_of: &'a OneOfOverlaps,
+    /// The dynamic scope, when the schema uses `$dynamicRef`/`$recursiveRef`.
+    scope: DynamicScope,
+}
+
+/// What `$recursiveRef` and `$dynamicRef` resolve to at a point of the lowering: the outermost
+/// resources entered so far that declare `$recursiveAnchor: true` or each `$dynamicAnchor` name.
+/// A location lowers once per scope it is reached in.
+#[derive(Debug, Clone, Default)]
+struct DynamicScope {
+    recursive: Option<String>,
+    anchors: BTreeMap<String, String>,
+}
+
+impl DynamicScope {
+    fn fingerprint(&self) -> String {
+        let mut out = self.recursive.clone().unwrap_or_default();
+        for (name, location) in &self.anchors {
+            out.push('\u{0}');
+            out.push_str(name);
+            out.push('=');
+            out.push_str(location);
+        }
+        out
+    }
 }
 
 /// Two `oneOf` branches (`i < j`) and the node of their intersection.
@@ -80,11 +104,41 @@ impl<'a> Lowering<'a> {
             nodes: HashMap::new(),
             one_of_checks: Vec::new(),
             exclusive_one_of,
+            scope: DynamicScope::default(),
         }
     }
 
     pub(crate) fn schema(&mut self, schema: &Value, pointer: &str) -> Lowered<NodeId> {
-        if let Some(&id) = self.nodes.get(pointer) {
+        if !self.document.resources().dynamic {
+            return self.schema_in_scope(schema, pointer, pointer.to_string());
+        }
+        let saved = self.scope.clone();
+        if self.document.resources().is_resource_root(pointer) {
+            self.enter(pointer);
+        }
+        let key = format!("{pointer}\u{1}{}", self.scope.fingerprint());
+        let lowered = self.schema_in_scope(schema, pointer, key);
+        self.scope = saved;
+        lowered
+    }
+
+    /// Enters the schema resource rooted at `root`: it becomes the target of `$recursiveRef`
+    /// and of its `$dynamicAnchor` names unless an outer resource already is.
+    fn enter(&mut self, root: &str) {
+        let resources = self.document.resources();
+        if self.draft == Draft::Draft201909 && self.scope.recursive.is_none() {
+            let anchored = self.document.value_at(root).and_then(|s| s.get("$recursiveAnchor"));
+            if anchored == Some(&Value::Bool(true)) {
+                self.scope.recursive = Some(root.to_string());
+            }
+        }
+        for (name, location) in resources.dynamic_anchors_of(root) {
+            self.scope.anchors.entry(name.clone()).or_insert_with(|| location.clone());
+        }
+    }
+
+    fn schema_in_scope(&mut self, schema: &Value, pointer: &str, key: String) -> Lowered<NodeId> {
+        if let Some(&id) = self.nodes.get(&key) {
             return Ok(id);
         }
         match schema {
@@ -92,7 +146,7 @@ impl<'a> Lowering<'a> {
             Value::Bool(false) => Ok(NEVER),
             Value::Object(map) => {
                 let id = self.graph.reserve();
-                self.nodes.insert(pointer.to_string(), id);
+                self.nodes.insert(key, id);
                 let operands = self.object_schema(map, pointer)?;
                 self.graph.set_all(id, operands);
                 Ok(id)
@@ -159,6 +213,11 @@ impl<'a> Lowering<'a> {
         }
         if map.contains_key("$ref") {
             operands.push(self.reference(map, pointer)?);
+        }
+        for keyword in ["$dynamicRef", "$recursiveRef"] {
+            if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
+                operands.push(self.dynamic_reference(map, pointer, keyword)?);
+            }
         }
         if let Some(branches) = self.subschema_list(map, pointer, "allOf")? {
             operands.extend(branches);
@@ -267,7 +326,48 @@ impl<'a> Lowering<'a> {
 
     fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<NodeId> {
         let (target, _) = read::reference_target(self.document, map, pointer)?;
-        self.schema(target.schema, &target.pointer)
+        self.target(target.schema, &target.pointer)
+    }
+
+    /// Lowers a reference target, inside the resource that holds it (for the dynamic scope).
+    fn target(&mut self, schema: &Value, pointer: &str) -> Lowered<NodeId> {
+        if !self.document.resources().dynamic {
+            return self.schema(schema, pointer);
+        }
+        let saved = self.scope.clone();
+        if let Some(root) = self.document.resources().resource_of(pointer).cloned() {
+            self.enter(&root);
+        }
+        let lowered = self.schema(schema, pointer);
+        self.scope = saved;
+        lowered
+    }
+
+    /// `$recursiveRef` (2019-09, always `#`) and `$dynamicRef` (2020-12): resolved like `$ref`;
+    /// when the target declares `$recursiveAnchor: true` (the same `$dynamicAnchor` name), the
+    /// outermost resource of the dynamic scope that declares it is the target instead.
+    fn dynamic_reference(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<NodeId> {
+        let at = pointer_push(pointer, keyword);
+        let Some(Value::String(reference)) = map.get(keyword) else {
+            return Err(invalid(pointer, keyword, format!("{keyword} must be a string")));
+        };
+        let resolve_error =
+            |message: String| Diagnostic::new(DiagnosticCode::UnresolvedReference, &at, message).with_keyword(keyword);
+        let target = self.document.resolve(pointer, reference).map_err(resolve_error)?;
+        let (mut location, mut schema) = (target.pointer, target.schema);
+        let dynamic_target = if keyword == "$recursiveRef" {
+            (schema.get("$recursiveAnchor") == Some(&Value::Bool(true))).then(|| self.scope.recursive.clone()).flatten()
+        } else {
+            let name = reference.rsplit_once('#').map(|(_, fragment)| fragment.to_string()).unwrap_or_default();
+            let bookended = schema.get("$dynamicAnchor").and_then(Value::as_str) == Some(name.as_str());
+            bookended.then(|| self.scope.anchors.get(&name).cloned()).flatten()
+        };
+        if let Some(dynamic) = dynamic_target {
+            schema =
+                self.document.value_at(&dynamic).ok_or_else(|| resolve_error(format!("no schema at {dynamic}")))?;
+            location = dynamic;
+        }
+        self.target(schema, &location)
     }
 
     fn types(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<Types> {

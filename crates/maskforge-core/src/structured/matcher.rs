@@ -795,6 +795,15 @@ fn start_unique_item(
         return None;
     }
     let decoder = (b == b'"').then(StringDecoder::default);
+    if let (Some(decoder), Value::Leaf { dfa, state }) = (&decoder, &child) {
+        // Right after the opening quote, some unseen string must still complete.
+        let unbounded = graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
+        let open = unbounded.is_some_and(|u| u[*state as usize])
+            || unseen_key_completes(dfa, *state, decoder, &unique::seen_strings(seen));
+        if !open {
+            return None;
+        }
+    }
     Some((child, decoder))
 }
 
@@ -857,6 +866,9 @@ fn reachable_from(graph: &Graph, shape: &ArrayShape, count: u64) -> u64 {
 /// How item `count` may be read (`None`: not at all), by which outcomes keep the array live.
 fn next_item(graph: &Graph, shape: &ArrayShape, count: u64, found: u64, used: &[Canon]) -> Option<ItemMode> {
     if count >= shape.max.unwrap_or(u64::MAX) {
+        return None;
+    }
+    if !unique::item_available(graph, shape, count, used) {
         return None;
     }
     let Some(c) = &shape.contains else {

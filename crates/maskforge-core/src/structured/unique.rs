@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::graph::{literal_only, literals, ArrayShape, Graph, NodeId};
+use super::graph::{ArrayShape, FiniteDomains, Graph, NodeId};
 use crate::numbers::{Decimal, NumberConstraints, NumberMatcher};
 
 /// A JSON value compared as JSON Schema compares: numbers by value, objects by members.
@@ -49,7 +49,7 @@ impl Canon {
         })
     }
 
-    fn literal(value: &Json) -> Canon {
+    pub(crate) fn literal(value: &Json) -> Canon {
         match value {
             Json::Bool(b) => Canon::Bool(*b),
             _ => Canon::Null,
@@ -114,41 +114,86 @@ pub(crate) fn seen_strings(seen: &[Canon]) -> Vec<String> {
 }
 
 /// Whether items from position `count` up to `minItems` can all take distinct values, none of
-/// them in `used`. Only literal-only positions can run out (at most three literals exist); the
-/// others have infinitely many values.
+/// them in `used`.
 pub(crate) fn distinct_items_reachable(graph: &Graph, shape: &ArrayShape, count: u64, used: &[Canon]) -> bool {
-    if shape.unique.is_none() || count >= shape.min {
+    distinct_positions(&graph.finite_domains, shape, count, shape.min, used)
+}
+
+/// Whether item `count` can start: a value not in `used` is left for it, and the items still
+/// required after it can then be distinct too.
+pub(crate) fn item_available(graph: &Graph, shape: &ArrayShape, count: u64, used: &[Canon]) -> bool {
+    distinct_positions(&graph.finite_domains, shape, count, shape.min.max(count + 1), used)
+}
+
+/// Whether positions `count..through` can take distinct values outside `used`: positions whose
+/// schema has infinitely many values are always free; the others need a system of distinct
+/// representatives (a bipartite matching of positions to unused values).
+pub(crate) fn distinct_positions(
+    domains: &FiniteDomains,
+    shape: &ArrayShape,
+    count: u64,
+    through: u64,
+    used: &[Canon],
+) -> bool {
+    if shape.unique.is_none() || count >= through {
         return true;
     }
-    let mut domains: Vec<Vec<Canon>> = Vec::new();
+    let mut positions: Vec<Vec<&Canon>> = Vec::new();
     let mut position = count;
-    while position < shape.min {
-        let node = graph.node(shape.item(position));
-        if literal_only(node) {
-            if domains.len() >= 3 {
-                return false;
+    while position < through {
+        let node = shape.item(position);
+        match domains.get(&node) {
+            Some(domain) => {
+                let free: Vec<&Canon> = domain.iter().filter(|v| !used.contains(v)).collect();
+                if position >= shape.prefix.len() as u64 {
+                    // The rest: every position left draws from the same values.
+                    let needed = through - position;
+                    if needed > free.len() as u64 {
+                        return false;
+                    }
+                    positions.extend((0..needed).map(|_| free.clone()));
+                    break;
+                }
+                positions.push(free);
             }
-            let domain: Vec<Canon> = literals(node).iter().map(Canon::literal).filter(|l| !used.contains(l)).collect();
-            domains.push(domain);
-        } else if position >= shape.prefix.len() as u64 {
-            // The rest has infinitely many values: every later position is free.
-            break;
+            None if position >= shape.prefix.len() as u64 => break,
+            None => {}
         }
         position += 1;
     }
-    assign_distinct(&domains, &mut Vec::new())
+    // Kuhn's augmenting paths: each position takes a value no other position holds.
+    let mut holder: Vec<(&Canon, usize)> = Vec::new();
+    for p in 0..positions.len() {
+        let mut visited: Vec<&Canon> = Vec::new();
+        if !augment(&positions, p, &mut visited, &mut holder) {
+            return false;
+        }
+    }
+    true
 }
 
-/// A choice of one value per domain, all different (a system of distinct representatives).
-fn assign_distinct(domains: &[Vec<Canon>], chosen: &mut Vec<Canon>) -> bool {
-    let Some((first, rest)) = domains.split_first() else { return true };
-    for value in first {
-        if !chosen.contains(value) {
-            chosen.push(value.clone());
-            let found = assign_distinct(rest, chosen);
-            chosen.pop();
-            if found {
+fn augment<'v>(
+    positions: &[Vec<&'v Canon>],
+    p: usize,
+    visited: &mut Vec<&'v Canon>,
+    holder: &mut Vec<(&'v Canon, usize)>,
+) -> bool {
+    for &value in &positions[p] {
+        if visited.contains(&value) {
+            continue;
+        }
+        visited.push(value);
+        match holder.iter().position(|(v, _)| *v == value) {
+            None => {
+                holder.push((value, p));
                 return true;
+            }
+            Some(i) => {
+                let other = holder[i].1;
+                if augment(positions, other, visited, holder) {
+                    holder[i] = (value, p);
+                    return true;
+                }
             }
         }
     }
