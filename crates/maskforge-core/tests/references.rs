@@ -72,3 +72,24 @@ fn unresolvable_and_cross_draft_references_are_diagnosed() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_drafts_metaschemas_are_bundled() {
+    // The metaschemas use `format: regex`, which is not asserted exactly: as annotations.
+    let mut options = CompilerOptions::default();
+    options.format_assertion = false;
+    options.executable_cache_bytes = 0;
+    let compiler = Compiler::new(options);
+    let metaschema = r#"{"$ref": "https://json-schema.org/draft/2020-12/schema"}"#;
+    let program = compiler.compile_json_schema(metaschema).unwrap();
+    for schema in [r#"{"type": "string"}"#, r#"{"properties": {"a": {"minimum": 1}}}"#, "true"] {
+        assert!(program.executable().accepts(schema.as_bytes()), "{schema}");
+    }
+    for schema in [r#"{"type": 12}"#, r#"{"minimum": "1"}"#, r#"{"required": ["a", "a"]}"#, "1"] {
+        assert!(!program.executable().accepts(schema.as_bytes()), "{schema}");
+    }
+    let draft7 = r##"{"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "http://json-schema.org/draft-07/schema#"}"##;
+    let program = compiler.compile_json_schema(draft7).unwrap();
+    assert!(program.executable().accepts(br#"{"items": [{"type": "null"}]}"#));
+    assert!(!program.executable().accepts(br#"{"items": 3}"#));
+}

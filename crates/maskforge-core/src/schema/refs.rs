@@ -174,7 +174,6 @@ impl Resources {
         let mut resources = Resources::default();
         let base = Url::parse(DEFAULT_BASE).expect("the default base URI parses");
         resources.index(root, "", base, draft);
-        let Some(registry) = registry else { return Ok(resources) };
         let mut loaded_bytes = 0usize;
         let mut scanned = 0usize;
         // Documents indexed so far (the schema, then each remote) are scanned for references
@@ -197,7 +196,11 @@ impl Resources {
             scanned = documents.len();
             let mut loaded_any = false;
             for uri in wanted {
-                let text = match registry.fetch(&uri) {
+                let fetched = match bundled_metaschema(&uri) {
+                    Some(text) => Ok(Some(text.to_string())),
+                    None => registry.map_or(Ok(None), |registry| registry.fetch(&uri)),
+                };
+                let text = match fetched {
                     Ok(Some(text)) => text,
                     Ok(None) => continue,
                     Err(message) => {
@@ -363,6 +366,65 @@ impl Resources {
     pub(crate) fn remotes(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.remotes.iter().map(|r| (r.uri.as_str(), &r.root))
     }
+}
+
+/// The drafts' metaschemas (and the 2019-09 and 2020-12 vocabulary metaschemas), served for
+/// their URIs before any registry is asked.
+fn bundled_metaschema(uri: &str) -> Option<&'static str> {
+    Some(match uri {
+        "https://json-schema.org/draft/2019-09/schema" => {
+            include_str!("../../metaschemas/draft2019-09/metaschema.json")
+        }
+        "https://json-schema.org/draft/2019-09/meta/applicator" => {
+            include_str!("../../metaschemas/draft2019-09/vocab-applicator.json")
+        }
+        "https://json-schema.org/draft/2019-09/meta/content" => {
+            include_str!("../../metaschemas/draft2019-09/vocab-content.json")
+        }
+        "https://json-schema.org/draft/2019-09/meta/core" => {
+            include_str!("../../metaschemas/draft2019-09/vocab-core.json")
+        }
+        "https://json-schema.org/draft/2019-09/meta/format" => {
+            include_str!("../../metaschemas/draft2019-09/vocab-format.json")
+        }
+        "https://json-schema.org/draft/2019-09/meta/meta-data" => {
+            include_str!("../../metaschemas/draft2019-09/vocab-meta-data.json")
+        }
+        "https://json-schema.org/draft/2019-09/meta/validation" => {
+            include_str!("../../metaschemas/draft2019-09/vocab-validation.json")
+        }
+        "https://json-schema.org/draft/2020-12/schema" => {
+            include_str!("../../metaschemas/draft2020-12/metaschema.json")
+        }
+        "https://json-schema.org/draft/2020-12/meta/applicator" => {
+            include_str!("../../metaschemas/draft2020-12/vocab-applicator.json")
+        }
+        "https://json-schema.org/draft/2020-12/meta/content" => {
+            include_str!("../../metaschemas/draft2020-12/vocab-content.json")
+        }
+        "https://json-schema.org/draft/2020-12/meta/core" => {
+            include_str!("../../metaschemas/draft2020-12/vocab-core.json")
+        }
+        "https://json-schema.org/draft/2020-12/meta/format-annotation" => {
+            include_str!("../../metaschemas/draft2020-12/vocab-format-annotation.json")
+        }
+        "https://json-schema.org/draft/2020-12/meta/format-assertion" => {
+            include_str!("../../metaschemas/draft2020-12/vocab-format-assertion.json")
+        }
+        "https://json-schema.org/draft/2020-12/meta/meta-data" => {
+            include_str!("../../metaschemas/draft2020-12/vocab-meta-data.json")
+        }
+        "https://json-schema.org/draft/2020-12/meta/unevaluated" => {
+            include_str!("../../metaschemas/draft2020-12/vocab-unevaluated.json")
+        }
+        "https://json-schema.org/draft/2020-12/meta/validation" => {
+            include_str!("../../metaschemas/draft2020-12/vocab-validation.json")
+        }
+        "http://json-schema.org/draft-04/schema" => include_str!("../../metaschemas/draft4/metaschema.json"),
+        "http://json-schema.org/draft-06/schema" => include_str!("../../metaschemas/draft6/metaschema.json"),
+        "http://json-schema.org/draft-07/schema" => include_str!("../../metaschemas/draft7/metaschema.json"),
+        _ => return None,
+    })
 }
 
 /// Follows a JSON Pointer (`/a/b`, tokens escaped) from `root`.
