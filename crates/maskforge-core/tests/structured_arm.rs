@@ -303,6 +303,14 @@ fn not_admits_exactly_the_complement() {
         &["1", "1.99", "5", "5.5"],
         &["2", "3.3", "4.999"],
     );
+    // Lengths outside a range above 256: the shorter strings in an automaton, the longer counted.
+    let long = format!("\"{}\"", "x".repeat(301));
+    let within = format!("\"{}\"", "x".repeat(300));
+    check(
+        r#"{"type": "string", "not": {"minLength": 3, "maxLength": 300}}"#,
+        &["\"\"", "\"ab\"", &long],
+        &["\"abc\"", &within],
+    );
     // Recursion through `not`: anything but a tree of empty arrays.
     check(
         r##"{"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "not": {"$ref": "#/$defs/t"}}"##,

@@ -1113,6 +1113,13 @@ impl Graph {
             (None, Some(range)) => match (range.min, range.max) {
                 (0, Some(max)) => (None, Some(LengthRange { min: max + 1, max: None })),
                 (min, None) if min > 0 => (None, Some(LengthRange { min: 0, max: Some(min - 1) })),
+                (min, Some(max)) if min <= MAX_LENGTH_BOUND + 1 => {
+                    // Shorter ones in an automaton, longer ones counted.
+                    let shorter = json::string_with_length(0, Some(min as u32 - 1))
+                        .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
+                        .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?;
+                    (Some(Arc::new(shorter)), Some(LengthRange { min: max + 1, max: None }))
+                }
                 _ => return Err(unsupported("strings outside a bounded length range")),
             },
             (Some(_), Some(_)) => return Err(unsupported("strings outside a pattern with a long length bound")),
