@@ -183,6 +183,9 @@ const HAND_WRITTEN: &[&str] = &[
     "\\p{Lowercase}", "^[--0]+$", "^[a-]$", "^\\-\\@\\_\\ $", "^[\\]\\-\\\\]$", "^(?:a+)+$", "^[\\s\\d]{2}$",
     "^\\S+\\s\\S+$", "^\\W\\w\\W$", "a\\b\\.", "^[^\\s]*$", "^\\D+$", "(?:a{2}){2,}", "^(ab|a)*$", "^[😀-😂]$",
     "^😀{2}$", "^[^😀]$", "^[é-ü]+$", "^\\u{10FFFF}$", "^[\\u{10000}-\\u{10FFFF}]$",
+    // Leading lookaheads, anchored and not.
+    "^(?!foo)[a-z]+$", "^(?=.*\\d)(?=.*[A-Z]).{8,}$", "(?=.*\\d)(?=.*[a-z])\\w{4}", "^(?=a)", "(?!ab)a.",
+    "^(?!.*\\.\\.)[a-z.]+$", "(?=[a-c])[b-d]", "^(?=(a|b))(?!ba)..$", "(?!)", "(?=)x",
 ];
 
 /// Characters worth trying on every pattern: word and non-word ASCII, ECMA white space and line

@@ -17,8 +17,14 @@
 //!
 //! Other Annex B readings, which usually betray another dialect, are rejected: octal escapes,
 //! letter identity escapes (`\a`, `\z`, `\Z`), incomplete `\x`/`\u`/`\c` escapes. Rejected as
-//! well: backreferences, lookahead and lookbehind, inline modifiers (`(?i)`). Word boundaries
-//! (`\b`, `\B`) are exact: without the `i` flag ECMA's word characters are ASCII.
+//! well: backreferences, lookbehind, lookaheads anywhere but at the start, inline modifiers
+//! (`(?i)`). Word boundaries (`\b`, `\B`) are exact: without the `i` flag ECMA's word characters
+//! are ASCII.
+//!
+//! Leading lookaheads (`^(?=..)(?!..)rest`, or without `^`) are exact: each is the language of
+//! the strings (from the match position on) in which it matches at the start, intersected with
+//! the rest's or subtracted from it; without `^`, a subset construction then lets the match start
+//! anywhere.
 
 use regex_automata::nfa::thompson::{Compiler, Config, WhichCaptures};
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition};
@@ -44,6 +50,9 @@ impl std::error::Error for PatternError {}
 /// The automaton is trimmed and minimal; invalid UTF-8 is outside every language that matters,
 /// whatever the automaton says about it.
 pub fn pattern_language(pattern: &str, max_states: usize) -> Result<ByteDfa, PatternError> {
+    if let Some(lookaheads) = split_lookaheads(pattern)? {
+        return lookahead_language(&lookaheads, max_states);
+    }
     let body = trim_end(trim_end(parse(pattern)?, Side::Start), Side::End);
     // A language whose shortest string has n bytes needs more than n states: say so before
     // determinising (`a{1000000}` would take long to find out).
@@ -64,6 +73,154 @@ pub fn pattern_language(pattern: &str, max_states: usize) -> Result<ByteDfa, Pat
         .build_from_hir(&hir)
         .map_err(|e| PatternError { message: format!("the pattern is too large to compile: {e}") })?;
     ByteDfa::from_nfa(&nfa, max_states).map_err(|e| too_many_states(e.limit))
+}
+
+/// A pattern that starts with lookaheads: `^`?, then `(?=X)`/`(?!X)` groups, then the rest.
+struct Lookaheads<'p> {
+    anchored: bool,
+    positive: Vec<&'p str>,
+    negative: Vec<&'p str>,
+    rest: &'p str,
+}
+
+/// Most leading lookaheads one pattern may have.
+const MAX_LOOKAHEADS: usize = 8;
+
+/// Splits off leading lookaheads (`None`: the pattern starts with none).
+fn split_lookaheads(pattern: &str) -> Result<Option<Lookaheads<'_>>, PatternError> {
+    let anchored = pattern.starts_with('^');
+    let mut rest = if anchored { &pattern[1..] } else { pattern };
+    let (mut positive, mut negative) = (Vec::new(), Vec::new());
+    while rest.starts_with("(?=") || rest.starts_with("(?!") {
+        let end = group_end(rest).ok_or_else(|| PatternError { message: "unbalanced lookahead group".into() })?;
+        let body = &rest[3..end];
+        if rest.as_bytes()[2] == b'=' {
+            positive.push(body);
+        } else {
+            negative.push(body);
+        }
+        rest = &rest[end + 1..];
+    }
+    if positive.is_empty() && negative.is_empty() {
+        return Ok(None);
+    }
+    let fail = |message: &str| Err(PatternError { message: message.to_string() });
+    if positive.len() + negative.len() > MAX_LOOKAHEADS {
+        return fail("more than 8 leading lookaheads");
+    }
+    if top_level_alternation(rest) {
+        return fail("lookaheads before a top-level alternation are not supported");
+    }
+    if !anchored
+        && [rest]
+            .iter()
+            .chain(&positive)
+            .chain(&negative)
+            .any(|p| p.contains("\\b") || p.contains("\\B") || p.contains('^'))
+    {
+        // Each part is read from the match position on; these would look before it.
+        return fail("unanchored lookaheads with `^` or word boundaries are not supported");
+    }
+    Ok(Some(Lookaheads { anchored, positive, negative, rest }))
+}
+
+/// The index of the `)` closing the group that `s` opens (escapes and classes skipped).
+fn group_end(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let (mut depth, mut i, mut in_class) = (0usize, 0usize, false);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'(' if !in_class => depth += 1,
+            b')' if !in_class => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether `s` has a `|` outside every group and class.
+fn top_level_alternation(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let (mut depth, mut i, mut in_class) = (0usize, 0usize, false);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'(' if !in_class => depth += 1,
+            b')' if !in_class => depth = depth.saturating_sub(1),
+            b'|' if !in_class && depth == 0 => return true,
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The language of a pattern with leading lookaheads.
+fn lookahead_language(lookaheads: &Lookaheads<'_>, max_states: usize) -> Result<ByteDfa, PatternError> {
+    let limit = |e: super::TooManyStates| too_many_states(e.limit);
+    // The strings in which `part` matches at the start (then anything may follow).
+    let at_start = |part: &str| pattern_language(&format!("^(?:{part})"), max_states);
+    let mut language = at_start(lookaheads.rest)?;
+    for part in &lookaheads.positive {
+        language = language.intersect(&at_start(part)?, max_states).map_err(limit)?;
+    }
+    for part in &lookaheads.negative {
+        language = language.difference(&at_start(part)?, max_states).map_err(limit)?;
+    }
+    if lookaheads.anchored {
+        return Ok(language);
+    }
+    search_anywhere(&language, max_states)
+}
+
+/// The strings with a suffix in `language` (a match may start at any position): a subset
+/// construction over the suffixes begun so far.
+fn search_anywhere(language: &ByteDfa, max_states: usize) -> Result<ByteDfa, PatternError> {
+    use super::{StateId, DEAD};
+    use std::collections::HashMap;
+    let start = vec![language.start()];
+    let mut ids: HashMap<Vec<StateId>, StateId> = HashMap::new();
+    let mut sets: Vec<Vec<StateId>> = vec![Vec::new(), start.clone()];
+    ids.insert(start, 1);
+    let mut table: Vec<[StateId; 256]> = vec![[DEAD; 256]];
+    let mut i = 1;
+    while i < sets.len() {
+        let mut row = [DEAD; 256];
+        for b in 0..=255u8 {
+            let mut next: Vec<StateId> = sets[i].iter().map(|&s| language.next(s, b)).filter(|&s| s != DEAD).collect();
+            next.push(language.start());
+            next.sort_unstable();
+            next.dedup();
+            let id = match ids.get(&next) {
+                Some(&id) => id,
+                None => {
+                    if sets.len() >= max_states {
+                        return Err(too_many_states(max_states));
+                    }
+                    let id = sets.len() as StateId;
+                    ids.insert(next.clone(), id);
+                    sets.push(next);
+                    id
+                }
+            };
+            row[b as usize] = id;
+        }
+        table.push(row);
+        i += 1;
+    }
+    let accepting: Vec<bool> = sets.iter().map(|set| set.iter().any(|&s| language.is_accepting(s))).collect();
+    Ok(ByteDfa::from_fn(sets.len(), 1, accepting, |state, b| table[state as usize][b as usize]))
 }
 
 fn too_many_states(limit: usize) -> PatternError {
