@@ -930,8 +930,11 @@ mod tests {
         for (pattern, why) in [
             ("(a)\\1", "backreference"),
             ("(?<n>a)\\k<n>", "backreference"),
-            ("(?=a)", "lookahead"),
-            ("(?!a)", "lookahead"),
+            // Lookaheads are supported only at the start.
+            ("a(?=b)", "lookahead"),
+            ("^((?!a).)*$", "lookahead"),
+            ("^(?=a)b|c", "top-level alternation"),
+            ("(?=\\ba)", "word boundaries"),
             ("(?<=a)b", "lookbehind"),
             ("(?<!a)b", "lookbehind"),
             ("(?i)a", "unsupported group"),
