@@ -124,46 +124,39 @@ fn split_lookaheads(pattern: &str) -> Result<Option<Lookaheads<'_>>, PatternErro
     Ok(Some(Lookaheads { anchored, positive, negative, rest }))
 }
 
-/// The index of the `)` closing the group that `s` opens (escapes and classes skipped).
-fn group_end(s: &str) -> Option<usize> {
+/// The group punctuation of `s` outside escapes and classes (`(`, `)`, `|`), each with its
+/// index and the group depth before it.
+fn group_punctuation(s: &str) -> Vec<(usize, u8, usize)> {
     let bytes = s.as_bytes();
-    let (mut depth, mut i, mut in_class) = (0usize, 0usize, false);
+    let (mut out, mut depth, mut i, mut in_class) = (Vec::new(), 0usize, 0usize, false);
     while i < bytes.len() {
         match bytes[i] {
             b'\\' => i += 1,
             b'[' if !in_class => in_class = true,
             b']' if in_class => in_class = false,
-            b'(' if !in_class => depth += 1,
-            b')' if !in_class => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
+            b @ (b'(' | b')' | b'|') if !in_class => {
+                out.push((i, b, depth));
+                match b {
+                    b'(' => depth += 1,
+                    b')' => depth = depth.saturating_sub(1),
+                    _ => {}
                 }
             }
             _ => {}
         }
         i += 1;
     }
-    None
+    out
+}
+
+/// The index of the `)` closing the group that `s` opens.
+fn group_end(s: &str) -> Option<usize> {
+    group_punctuation(s).into_iter().find(|&(_, b, depth)| b == b')' && depth == 1).map(|(i, _, _)| i)
 }
 
 /// Whether `s` has a `|` outside every group and class.
 fn top_level_alternation(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    let (mut depth, mut i, mut in_class) = (0usize, 0usize, false);
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 1,
-            b'[' if !in_class => in_class = true,
-            b']' if in_class => in_class = false,
-            b'(' if !in_class => depth += 1,
-            b')' if !in_class => depth = depth.saturating_sub(1),
-            b'|' if !in_class && depth == 0 => return true,
-            _ => {}
-        }
-        i += 1;
-    }
-    false
+    group_punctuation(s).into_iter().any(|(_, b, depth)| b == b'|' && depth == 0)
 }
 
 /// The language of a pattern with leading lookaheads.
