@@ -220,9 +220,11 @@ impl Value {
                     })
                     .collect();
                 (!shapes.is_empty()).then(|| {
+                    let keeps_text = shapes.iter().any(|t| t.seen.is_some());
                     Value::Array(Box::new(ArrayValue {
                         phase: ArrayPhase::AfterOpen,
                         tracks: shapes,
+                        keeps_text,
                         item_text: Vec::new(),
                     }))
                 })
@@ -728,6 +730,8 @@ enum ArrayPhase {
 struct ArrayValue {
     phase: ArrayPhase,
     tracks: Vec<ArrayTrack>,
+    /// Whether some track compares items by value (`uniqueItems`): then `item_text` is kept.
+    keeps_text: bool,
     /// The current item's text, kept under `uniqueItems` to compare it by value.
     item_text: Vec<u8>,
 }
@@ -911,8 +915,10 @@ impl ArrayValue {
                 self.phase = AfterComma;
             }
             (AfterOpen, _) | (AfterComma, _) => {
-                self.item_text.clear();
-                self.item_text.push(b);
+                if self.keeps_text {
+                    self.item_text.clear();
+                    self.item_text.push(b);
+                }
                 self.tracks.retain_mut(|t| {
                     let shape = t.shape(graph);
                     let used = t.seen.as_deref().map_or(&[][..], Vec::as_slice);
@@ -950,7 +956,9 @@ impl ArrayValue {
             }
             (InItem, _) => {
                 let mut finished = false;
-                self.item_text.push(b);
+                if self.keeps_text {
+                    self.item_text.push(b);
+                }
                 let item_text = &self.item_text;
                 self.tracks.retain_mut(|t| match t.child.as_mut().expect("an item is open").feed(graph, b) {
                     Step::Consumed => {
