@@ -730,3 +730,17 @@ fn unique_items_compare_by_value_and_stay_live() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_recursive_conjunction_met_again_below_itself_is_well_founded() {
+    // The root is `n and m`, and so is the schema of `c` inside both: one memoised conjunction,
+    // met again while it is being computed.
+    let schema = r##"{
+        "$defs": {
+            "n": {"type": "object", "properties": {"c": {"allOf": [{"$ref": "#/$defs/n"}, {"$ref": "#/$defs/m"}]}, "a": {"type": "integer"}}},
+            "m": {"type": "object", "properties": {"c": {"allOf": [{"$ref": "#/$defs/n"}, {"$ref": "#/$defs/m"}]}}, "required": ["a"]}
+        },
+        "allOf": [{"$ref": "#/$defs/n"}, {"$ref": "#/$defs/m"}]
+    }"##;
+    check(schema, &[r#"{"a": 1, "c": {"a": 2}}"#], &[r#"{"a": 1, "c": {}}"#, r#"{"a": "x"}"#]);
+}

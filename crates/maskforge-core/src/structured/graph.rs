@@ -582,9 +582,10 @@ impl Graph {
     /// progress), and [`NEVER`] when it plainly admits nothing: lets products of shapes see
     /// contradictions such as two different constants for one property.
     fn all_decided(&mut self, operands: Vec<NodeId>) -> Result<NodeId, GraphError> {
-        let ready = operands.iter().all(|&o| self.computable(o, 16));
         let id = self.all(operands);
-        if ready && self.pending[id as usize].is_some() {
+        // The conjunction may be memoised and in progress itself (a recursive schema meeting
+        // the same conjunction again below): then it stays pending.
+        if self.pending[id as usize].is_some() && self.computable(id, 16) {
             self.ensure_ready(id)?;
         }
         let node = &self.nodes[id as usize];
