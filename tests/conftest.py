@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 from pathlib import Path
 from typing import Callable, List, Optional, Set
 
@@ -84,3 +87,14 @@ def mask_ids() -> Callable[[maskforge.Session], Set[int]]:
 @pytest.fixture
 def ids_of() -> Callable[[bytes], Set[int]]:
     return _ids_of
+
+
+def load_integration_script(name: str):
+    """Imports `integration/<name>.py`, a script rather than a package module, as
+    `maskforge_<name>` (registered first so dataclasses and worker processes find it by name)."""
+    path = Path(__file__).resolve().parent.parent / "integration" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"maskforge_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

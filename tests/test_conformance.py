@@ -5,15 +5,15 @@ among compiled schemas every instance must be admitted exactly when valid. Pass
 counts may only go up: tests/conformance_floors.json holds the ratchet.
 """
 
-import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("maskforge")
+
+from conftest import load_integration_script  # noqa: E402  (after the skip)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FLOORS = json.loads((REPO_ROOT / "tests" / "conformance_floors.json").read_text(encoding="utf-8"))
@@ -21,17 +21,7 @@ FLOORS = json.loads((REPO_ROOT / "tests" / "conformance_floors.json").read_text(
 SHOWN_FAILURES = 40
 
 
-def _load_runner():
-    """Imports integration/conformance.py, which is a script rather than a package module."""
-    spec = importlib.util.spec_from_file_location("maskforge_conformance", REPO_ROOT / "integration" / "conformance.py")
-    module = importlib.util.module_from_spec(spec)
-    # Registered first so dataclasses and worker processes can find the module by name.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-runner = _load_runner()
+runner = load_integration_script("conformance")
 _reports: dict = {}
 
 

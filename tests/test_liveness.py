@@ -5,16 +5,13 @@ Every walk must stay live (no empty mask before EOS) and end in an instance the 
 accepts; every generated value must be admitted exactly when the validator says it is valid.
 """
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("maskforge")
 pytest.importorskip("jsonschema")
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from conftest import load_integration_script  # noqa: E402  (after the skips)
+
 # The keywords whose semantics are not local: the generator must exercise each of them.
 NON_LOCAL_KEYWORDS = (
     "not",
@@ -31,15 +28,7 @@ NON_LOCAL_KEYWORDS = (
 )
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("maskforge_liveness", REPO_ROOT / "integration" / "liveness.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-liveness = _load()
+liveness = load_integration_script("liveness")
 
 
 @pytest.mark.parametrize("seed", [0, 1])
