@@ -560,8 +560,9 @@ def store_schema(task: dict, checkpoint) -> dict:
     checkpoint(result)
     try:
         started = time.perf_counter()
-        compiler = maskforge.Compiler.without_cache() if task["format_assertion"] else \
-            maskforge.Compiler(executable_cache_bytes=0, trie_cache_bytes=0, format_assertion=False)
+        compiler = maskforge.Compiler(executable_cache_bytes=0, trie_cache_bytes=0,
+                                      format_assertion=task["format_assertion"],
+                                      registry=_SHARED.get("documents"))
         program = compiler.compile(schema_text)
         bound = program.bind(engine.vocabulary)
         result["compile_bind_s"] = time.perf_counter() - started
@@ -1063,28 +1064,41 @@ def write_json(path: Path | None, report: dict) -> None:
 # schemastore: run and report
 
 
-def schemastore_registry(root: Path):
-    """A `referencing` registry of every SchemaStore schema under its catalog URL, file name and `$id`.
+def schemastore_documents(root: Path) -> dict[str, str]:
+    """Every SchemaStore schema's text under its catalog URL, file name and `$id`.
 
-    Only the independent validator uses it; it never reaches the network.
+    SchemaStore schemas refer to each other by catalog URL; both engines are
+    served these documents (MaskForge through `Compiler(registry=...)`, the
+    validator through `referencing`), so neither ever reaches the network.
     """
-    from referencing import Registry, Resource
-    from referencing.jsonschema import DRAFT202012
-
-    resources = {}
+    documents = {}
     for path in sorted((root / "schemastore" / "schemas").glob("*.json")):
+        text = path.read_text(encoding="utf-8")
         try:
-            contents = json.loads(path.read_text(encoding="utf-8"))
+            contents = json.loads(text)
         except ValueError:
             continue
-        resource = Resource.from_contents(contents, default_specification=DRAFT202012)
         uris = {SCHEMASTORE_BASE + path.name, path.name}
         if isinstance(contents, dict):
             for key in ("$id", "id"):
                 if isinstance(contents.get(key), str):
                     uris.add(contents[key].rstrip("#"))
         for uri in uris:
-            resources[uri] = resource
+            documents[uri] = text
+    return documents
+
+
+def schemastore_registry(documents: dict[str, str]):
+    """The documents as a `referencing` registry for the independent validator."""
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    parsed = {}
+    resources = {}
+    for uri, text in documents.items():
+        if text not in parsed:
+            parsed[text] = Resource.from_contents(json.loads(text), default_specification=DRAFT202012)
+        resources[uri] = parsed[text]
     return Registry().with_resources(resources.items())
 
 
@@ -1246,7 +1260,9 @@ def run_schemastore(args, root: Path) -> int:
     if not (store / "manifest.json").is_file():
         sys.exit(f"no schemastore/manifest.json under {root}")
     tasks, missing = store_tasks(root, args)
-    _SHARED["registry"] = schemastore_registry(root)  # built before the workers fork, shared read-only
+    # Built before the workers fork, shared read-only.
+    _SHARED["documents"] = schemastore_documents(root)
+    _SHARED["registry"] = schemastore_registry(_SHARED["documents"])
     load_before = os.getloadavg()
     started = time.perf_counter()
     results = run_tasks("schemastore", tasks, args.tokenizer, args.jobs, args.timeout,
