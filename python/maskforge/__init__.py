@@ -11,10 +11,34 @@ Typical use::
     session.advance(token_id)
 
 Every object but the session is immutable and can be shared across threads.
+
+Generation with transformers (the ``transformers`` extra)::
+
+    constrained = maskforge.from_transformers(model, tokenizer)
+    generate = maskforge.Generator(constrained, Profile)   # a Pydantic model, a type or a schema
+    profile = generate("Create a profile:", max_new_tokens=64)
 """
 
 from . import errors as _errors
-from ._native import BoundSchema, Compiler, SchemaProgram, Session, Vocabulary, __version__
+from ._native import BoundSchema, Compiler, SchemaProgram, Session, Vocabulary, __version__, fill_masks
 from .errors import *  # noqa: F401,F403  (the exception hierarchy; its names are errors.__all__)
+from .generation import Generator
+from .hf import LogitsProcessor, TransformersModel, from_transformers
+from .tensors import allocate_token_bitmask, apply_token_bitmask_inplace
 
-__all__ = ["__version__", "Vocabulary", "Compiler", "SchemaProgram", "BoundSchema", "Session", *_errors.__all__]
+__all__ = [
+    "__version__",
+    "Vocabulary",
+    "Compiler",
+    "SchemaProgram",
+    "BoundSchema",
+    "Session",
+    "fill_masks",
+    "allocate_token_bitmask",
+    "apply_token_bitmask_inplace",
+    "from_transformers",
+    "TransformersModel",
+    "Generator",
+    "LogitsProcessor",
+    *_errors.__all__,
+]

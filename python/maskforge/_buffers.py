@@ -33,9 +33,8 @@ def _torch_view(torch: Any, tensor: Any) -> Any:
     accepted = [torch.int32] + ([torch.uint32] if hasattr(torch, "uint32") else [])
     if tensor.dtype not in accepted:
         raise MaskBufferTypeError(f"a torch mask buffer must have dtype torch.int32; got {tensor.dtype}")
-    if tensor.dim() != 1:
-        raise MaskBufferError(f"the mask buffer must be 1-D, got {tensor.dim()} dimensions")
     if not tensor.is_contiguous():
         raise MaskBufferError("the mask buffer must be C-contiguous")
+    # The number of dimensions is checked natively (1-D for a session, 1-D or 2-D for a batch).
     # detach(): numpy() refuses tensors that require grad; the view still shares memory.
     return tensor.detach().numpy()

@@ -31,6 +31,13 @@ class Vocabulary:
         mask_vocab_size: Optional[int] = None,
         eos_token_id: Optional[EosTokenIds] = None,
     ) -> Vocabulary: ...
+    @staticmethod
+    def from_tokenizer_json_str(
+        text: str,
+        *,
+        mask_vocab_size: Optional[int] = None,
+        eos_token_id: Optional[EosTokenIds] = None,
+    ) -> Vocabulary: ...
     @property
     def tokenizer_size(self) -> int: ...
     @property
@@ -108,6 +115,9 @@ class Session:
     def mask_word_count(self) -> int: ...
     @property
     def mask_byte_count(self) -> int: ...
+
+def fill_masks(sessions: Sequence[Session], buffer: MaskBuffer) -> None:
+    """Writes ``sessions[i]``'s mask into row ``i`` of a ``[batch, words]`` (or flat) buffer, GIL released."""
 
 def executable_cache_stats() -> Dict[str, int]: ...
 def clear_executable_cache() -> None: ...

@@ -1,7 +1,9 @@
-//! Mask buffers: any writable, 1-D, C-contiguous buffer of 1-byte or 4-byte integers
-//! (`bytearray`, NumPy `uint8`/`int32`/`uint32` arrays). Objects without the buffer protocol
-//! (torch tensors) are handed to `maskforge._buffers.writable_view`, which returns a view that
-//! has one or raises the right error.
+//! Mask buffers: any writable, C-contiguous buffer of 1-byte or 4-byte integers (`bytearray`,
+//! NumPy `uint8`/`int32`/`uint32` arrays). One session writes into a 1-D buffer; a batch
+//! (`fill_masks`) writes row `i` of a 2-D `[batch, words]` buffer, or the `i`-th run of
+//! `mask_word_count` words of a 1-D one. Objects without the buffer protocol (torch tensors)
+//! are handed to `maskforge._buffers.writable_view`, which returns a view that has one or
+//! raises the right error.
 
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
@@ -18,7 +20,7 @@ use crate::errors::raise;
 static BUFFERS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ByteOrder {
+pub(crate) enum ByteOrder {
     Little,
     Big,
 }
@@ -30,6 +32,17 @@ const NATIVE: ByteOrder = if cfg!(target_endian = "little") { ByteOrder::Little 
 pub(crate) struct MaskBuffer {
     view: Box<ffi::Py_buffer>,
     order: ByteOrder,
+    /// Byte distance between the starts of consecutive rows (batch buffers).
+    row_stride: usize,
+}
+
+/// The shape a caller asks of a buffer: `rows` masks of `row_bytes` bytes each.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    rows: usize,
+    row_bytes: usize,
+    /// Whether a 2-D `[rows, words]` buffer is accepted (batches only).
+    allow_2d: bool,
 }
 
 // SAFETY: the view only points at memory kept alive by the export; it is written through a
@@ -45,16 +58,26 @@ impl Drop for MaskBuffer {
 impl MaskBuffer {
     /// Exports `obj` and checks that it can hold `needed_bytes` bytes of mask.
     pub(crate) fn acquire(obj: &Bound<'_, PyAny>, needed_bytes: usize) -> PyResult<MaskBuffer> {
+        Self::acquire_layout(obj, Layout { rows: 1, row_bytes: needed_bytes, allow_2d: false })
+    }
+
+    /// Exports `obj` as `rows` masks of `row_bytes` bytes: a 2-D buffer with at least `rows`
+    /// rows of at least `row_bytes` bytes, or a 1-D one of at least `rows * row_bytes` bytes.
+    pub(crate) fn acquire_rows(obj: &Bound<'_, PyAny>, rows: usize, row_bytes: usize) -> PyResult<MaskBuffer> {
+        Self::acquire_layout(obj, Layout { rows, row_bytes, allow_2d: true })
+    }
+
+    fn acquire_layout(obj: &Bound<'_, PyAny>, layout: Layout) -> PyResult<MaskBuffer> {
         let py = obj.py();
         let has_buffer = unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } != 0;
         if !has_buffer {
             let view = buffers_module(py)?.call_method1("writable_view", (obj,))?;
-            return Self::export(&view, needed_bytes);
+            return Self::export(&view, layout);
         }
-        Self::export(obj, needed_bytes)
+        Self::export(obj, layout)
     }
 
-    fn export(obj: &Bound<'_, PyAny>, needed_bytes: usize) -> PyResult<MaskBuffer> {
+    fn export(obj: &Bound<'_, PyAny>, layout: Layout) -> PyResult<MaskBuffer> {
         let py = obj.py();
         let mut raw = Box::new(MaybeUninit::<ffi::Py_buffer>::uninit());
         // Writability is checked below rather than requested, to report it as a mask error.
@@ -70,12 +93,12 @@ impl MaskBuffer {
         // SAFETY: initialised by the successful PyObject_GetBuffer; Box<MaybeUninit<T>> and Box<T>
         // share their layout.
         let view: Box<ffi::Py_buffer> = unsafe { Box::from_raw(Box::into_raw(raw).cast()) };
-        let mut buffer = MaskBuffer { view, order: NATIVE };
-        buffer.check(obj, needed_bytes)?;
+        let mut buffer = MaskBuffer { view, order: NATIVE, row_stride: layout.row_bytes };
+        buffer.check(obj, layout)?;
         Ok(buffer)
     }
 
-    fn check(&mut self, obj: &Bound<'_, PyAny>, needed_bytes: usize) -> PyResult<()> {
+    fn check(&mut self, obj: &Bound<'_, PyAny>, layout: Layout) -> PyResult<()> {
         let py = obj.py();
         let view = &*self.view;
         let format: &[u8] =
@@ -108,23 +131,49 @@ impl MaskBuffer {
         if view.readonly != 0 {
             return Err(raise(py, "MaskBufferError", format!("the mask buffer ({}) is read-only", type_name(obj))));
         }
-        if view.ndim != 1 {
+        let dims: &[isize] = match view.ndim {
+            // SAFETY: PyBUF_RECORDS_RO asks for shape and strides, so both hold `ndim` entries.
+            1 | 2 => unsafe { std::slice::from_raw_parts(view.shape, view.ndim as usize) },
+            _ => &[],
+        };
+        let strides: &[isize] =
+            if dims.is_empty() { &[] } else { unsafe { std::slice::from_raw_parts(view.strides, dims.len()) } };
+        let wanted = if layout.allow_2d { "1-D or 2-D" } else { "1-D" };
+        if dims.is_empty() || (dims.len() == 2 && !layout.allow_2d) {
             return Err(raise(
                 py,
                 "MaskBufferError",
-                format!("the mask buffer must be 1-D, got {} dimensions", view.ndim),
+                format!("the mask buffer must be {wanted}, got {} dimensions", view.ndim),
             ));
         }
-        // SAFETY: PyBUF_RECORDS_RO asks for shape and strides, so both hold `ndim` entries.
-        let (len, stride) = unsafe { (*view.shape as usize, *view.strides) };
-        if !view.suboffsets.is_null() || (len > 1 && stride != item_size as isize) {
+        let item = item_size as isize;
+        let row_elements = *dims.last().unwrap_or(&0) as usize;
+        let contiguous = view.suboffsets.is_null()
+            && (row_elements <= 1 || strides[dims.len() - 1] == item)
+            && (dims.len() == 1 || dims[0] <= 1 || strides[0] == dims[1] * item);
+        if !contiguous {
             return Err(raise(py, "MaskBufferError", "the mask buffer must be C-contiguous"));
         }
-        if len * item_size < needed_bytes {
+        let needed = layout.rows * layout.row_bytes / item_size;
+        if dims.len() == 2 {
+            let (rows, row_bytes) = (dims[0] as usize, row_elements * item_size);
+            if rows < layout.rows || row_bytes < layout.row_bytes {
+                return Err(raise(
+                    py,
+                    "MaskBufferError",
+                    format!(
+                        "mask buffer too small: {} rows of {} {element} needed, {rows} rows of {row_elements} given",
+                        layout.rows,
+                        layout.row_bytes / item_size
+                    ),
+                ));
+            }
+            self.row_stride = row_bytes;
+        } else if row_elements * item_size < layout.rows * layout.row_bytes {
             return Err(raise(
                 py,
                 "MaskBufferError",
-                format!("mask buffer too small: {} {element} needed, {len} given", needed_bytes / item_size),
+                format!("mask buffer too small: {needed} {element} needed, {row_elements} given"),
             ));
         }
         self.order = order;
@@ -134,18 +183,37 @@ impl MaskBuffer {
     /// Writes the session's mask: `4 * mask_word_count` bytes holding the u32 words in the
     /// buffer's byte order (little-endian for byte buffers, as the layout specifies).
     pub(crate) fn write(&mut self, session: &Session, needed_bytes: usize) -> Result<(), Error> {
-        // SAFETY: `check` verified a writable, contiguous buffer of at least `needed_bytes`.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(self.view.buf.cast::<u8>(), needed_bytes) };
-        match self.order {
-            ByteOrder::Little => session.write_mask_le_bytes(bytes),
-            ByteOrder::Big => {
-                let mut words = vec![0u32; needed_bytes / 4];
-                session.write_mask(&mut words)?;
-                for (chunk, word) in bytes.chunks_exact_mut(4).zip(&words) {
-                    chunk.copy_from_slice(&word.to_be_bytes());
-                }
-                Ok(())
+        let order = self.order;
+        write_row(session, self.rows(1, needed_bytes)[0], order)
+    }
+
+    /// The first `rows` rows of `row_bytes` bytes each, as disjoint slices.
+    pub(crate) fn rows(&mut self, rows: usize, row_bytes: usize) -> Vec<&mut [u8]> {
+        let stride = self.row_stride;
+        debug_assert!(row_bytes <= stride || rows <= 1);
+        // SAFETY: `check` verified a writable, contiguous buffer holding `rows` rows of at least
+        // `row_bytes` bytes, `row_stride` apart; the slices do not overlap.
+        let base = self.view.buf.cast::<u8>();
+        (0..rows).map(|row| unsafe { std::slice::from_raw_parts_mut(base.add(row * stride), row_bytes) }).collect()
+    }
+
+    /// The byte order the buffer's words are written in.
+    pub(crate) fn order(&self) -> ByteOrder {
+        self.order
+    }
+}
+
+/// Writes one session's mask into `bytes` in the given byte order.
+pub(crate) fn write_row(session: &Session, bytes: &mut [u8], order: ByteOrder) -> Result<(), Error> {
+    match order {
+        ByteOrder::Little => session.write_mask_le_bytes(bytes),
+        ByteOrder::Big => {
+            let mut words = vec![0u32; bytes.len() / 4];
+            session.write_mask(&mut words)?;
+            for (chunk, word) in bytes.chunks_exact_mut(4).zip(&words) {
+                chunk.copy_from_slice(&word.to_be_bytes());
             }
+            Ok(())
         }
     }
 }

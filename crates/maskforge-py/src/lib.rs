@@ -2,6 +2,7 @@
 //! re-exports these classes; `maskforge.errors` defines the exceptions they raise.
 
 mod args;
+mod batch;
 mod buffer;
 mod compiler;
 mod errors;
@@ -37,6 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<compiler::PySchemaProgram>()?;
     m.add_class::<compiler::PyBoundSchema>()?;
     m.add_class::<session::PySession>()?;
+    m.add_function(wrap_pyfunction!(batch::fill_masks, m)?)?;
     m.add_function(wrap_pyfunction!(executable_cache_stats, m)?)?;
     m.add_function(wrap_pyfunction!(clear_executable_cache, m)?)?;
     m.add_function(wrap_pyfunction!(process_cache_compiler, m)?)?;

@@ -25,6 +25,15 @@ impl PySession {
         PySession { inner: Mutex::new(session), mask_byte_count }
     }
 
+    /// The core session; lock it only with the GIL released (see the type's comment).
+    pub(crate) fn inner(&self) -> &Mutex<Session> {
+        &self.inner
+    }
+
+    pub(crate) fn mask_bytes(&self) -> usize {
+        self.mask_byte_count
+    }
+
     /// Runs `f` on the session, panics caught. Short operations take the lock with the GIL held
     /// when it is free; otherwise they wait for it with the GIL released.
     fn with_session<T: Send>(

@@ -25,6 +25,20 @@ fn compile(vocabulary: Vocabulary, mask_vocab_size: Option<usize>) -> maskforge_
     CompiledVocabulary::try_from(vocabulary)
 }
 
+fn tokenizer_options(
+    mask_vocab_size: Option<&Bound<'_, PyAny>>,
+    eos_token_id: Option<&Bound<'_, PyAny>>,
+) -> PyResult<TokenizerJsonOptions> {
+    let mut options = TokenizerJsonOptions::default();
+    if let Some(size) = args::optional_mask_vocab_size(mask_vocab_size)? {
+        options = options.with_mask_vocab_size(size);
+    }
+    if let Some(eos) = eos_token_id.filter(|e| !e.is_none()) {
+        options = options.with_eos_token_ids(args::eos_token_ids(eos)?);
+    }
+    Ok(options)
+}
+
 #[pymethods]
 impl PyVocabulary {
     /// Builds a vocabulary from id-ordered token bytes (`None` for ids without bytes).
@@ -74,15 +88,27 @@ impl PyVocabulary {
         let path: PathBuf = path
             .extract()
             .map_err(|_| type_error(py, format!("path must be a str or os.PathLike, got {}", type_name(path))))?;
-        let mut options = TokenizerJsonOptions::default();
-        if let Some(size) = args::optional_mask_vocab_size(mask_vocab_size)? {
-            options = options.with_mask_vocab_size(size);
-        }
-        if let Some(eos) = eos_token_id.filter(|e| !e.is_none()) {
-            options = options.with_eos_token_ids(args::eos_token_ids(eos)?);
-        }
+        let options = tokenizer_options(mask_vocab_size, eos_token_id)?;
         let inner =
             detached(py, move || CompiledVocabulary::try_from(Vocabulary::from_tokenizer_json_file(&path, &options)?))?;
+        Ok(PyVocabulary { inner: Arc::new(inner) })
+    }
+
+    /// Reads the text of a Hugging Face fast-tokenizer file, e.g. the
+    /// `tokenizer.backend_tokenizer.to_str()` of a loaded `transformers` tokenizer.
+    #[staticmethod]
+    #[pyo3(signature = (text, *, mask_vocab_size = None, eos_token_id = None))]
+    fn from_tokenizer_json_str(
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        mask_vocab_size: Option<&Bound<'_, PyAny>>,
+        eos_token_id: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let text: String =
+            text.extract().map_err(|_| type_error(py, format!("text must be a str, got {}", type_name(text))))?;
+        let options = tokenizer_options(mask_vocab_size, eos_token_id)?;
+        let inner =
+            detached(py, move || CompiledVocabulary::try_from(Vocabulary::from_tokenizer_json(&text, &options)?))?;
         Ok(PyVocabulary { inner: Arc::new(inner) })
     }
 
