@@ -92,7 +92,8 @@ class Generator:
     ``target`` is a Pydantic ``BaseModel``, dataclass, ``TypedDict``, ``Enum``, ``Literal``,
     union or ``list[T]`` (values come back as that type) or a JSON Schema as text or dict (values
     come back as JSON values). The policies (``max_json_whitespace``, ``format_assertion``,
-    ``property_order``) are the compiler's; ``max_json_whitespace`` can also be given per call.
+    ``property_order``) and ``registry`` (documents for external ``$ref``s) are the compiler's;
+    ``max_json_whitespace`` can also be given per call.
 
     ``generator(prompt, max_new_tokens=..., **generation_kwargs)`` returns one value;
     ``generator([prompt, ...], ...)`` returns a list. Generation options: ``do_sample``,
@@ -102,7 +103,7 @@ class Generator:
     """
 
     def __init__(self, adapter: TransformersModel, target: Any, *, max_json_whitespace: Optional[int] = None,
-                 format_assertion: bool = True, property_order: str = "any") -> None:
+                 format_assertion: bool = True, property_order: str = "any", registry: Any = None) -> None:
         if not isinstance(adapter, TransformersModel):
             raise ArgumentTypeError(
                 "the first argument must come from maskforge.from_transformers(model, tokenizer), "
@@ -111,7 +112,8 @@ class Generator:
         self.adapter = adapter
         self.target: Target = resolve_target(target)
         self.max_json_whitespace = max_json_whitespace
-        self._policies = {"format_assertion": format_assertion, "property_order": property_order}
+        self._policies = {"format_assertion": format_assertion, "property_order": property_order,
+                          "registry": registry}
         self._bound: Dict[Optional[int], BoundSchema] = {}
         self._lock = threading.Lock()
         self._model_takes = set(inspect.signature(adapter.model.forward).parameters)
@@ -154,9 +156,10 @@ class Generator:
             else:
                 truncated.append(index)
         if truncated:
+            endings = "; ".join(f"row {i} ends {texts[i][-40:]!r}" for i in truncated[:3])
             raise GenerationTruncatedError(
                 f"max_new_tokens ran out before row(s) {', '.join(map(str, truncated))} of {len(rows)} completed "
-                "an instance (raise max_new_tokens, or cap whitespace with max_json_whitespace)",
+                f"an instance ({endings}); raise max_new_tokens, or cap whitespace with max_json_whitespace",
                 texts=texts,
                 values=values,
             )

@@ -20,8 +20,8 @@ from .targets import Target, resolve_target
 
 __all__ = ["TransformersModel", "from_transformers", "LogitsProcessor"]
 
-# (max_json_whitespace, format_assertion, property_order): the policies a bind depends on.
-PolicyKey = Tuple[Optional[int], bool, str]
+# (max_json_whitespace, format_assertion, property_order, id(registry)): what a compiler is built with.
+CompilerKey = Tuple[Optional[int], bool, str, int]
 
 
 class TransformersModel:
@@ -38,22 +38,26 @@ class TransformersModel:
         self.vocabulary = vocabulary
         self.eos_token_ids: Tuple[int, ...] = vocabulary.eos_token_ids
         self.pad_token_id = pad_token_id
-        self._compilers: Dict[PolicyKey, Compiler] = {}
+        # Compilers by options; each keeps the registry it was built with alive, so ids stay unique.
+        self._compilers: Dict[CompilerKey, Tuple[Compiler, Any]] = {}
         self._lock = threading.Lock()
 
     def bind(self, target: Any, *, max_json_whitespace: Optional[int] = None, format_assertion: bool = True,
-             property_order: str = "any") -> BoundSchema:
-        """Compiles and binds ``target`` under the given policies (cached per policy value)."""
+             property_order: str = "any", registry: Any = None) -> BoundSchema:
+        """Compiles and binds ``target`` under the given policies and ``registry`` (the
+        documents external ``$ref``s resolve to: a mapping or a callable, as for
+        :class:`maskforge.Compiler`). Compilers, and so compiled executables, are kept per option
+        value."""
         target = resolve_target(target)
-        key: PolicyKey = (max_json_whitespace, format_assertion, property_order)
+        key: CompilerKey = (max_json_whitespace, format_assertion, property_order, id(registry))
         with self._lock:
-            compiler = self._compilers.get(key)
-            if compiler is None:
+            entry = self._compilers.get(key)
+            if entry is None:
                 compiler = Compiler(max_json_whitespace=max_json_whitespace, format_assertion=format_assertion,
-                                    property_order=property_order)
-                self._compilers[key] = compiler
-        # Compiler caches are thread-safe; a bound schema is cached by the compiler's trie cache.
-        return compiler.compile(target.schema_json).bind(self.vocabulary)
+                                    property_order=property_order, registry=registry)
+                entry = self._compilers[key] = (compiler, registry)
+        # Compiler caches are thread-safe; the compile and the bind run outside the lock.
+        return entry[0].compile(target.schema_json).bind(self.vocabulary)
 
     def encode(self, prompt: str) -> List[int]:
         """The prompt's token ids, as the tokenizer encodes it alone (special tokens included)."""
@@ -126,7 +130,7 @@ class LogitsProcessor:
     """A transformers logits processor that masks ``model.generate`` to a schema or type.
 
     ``LogitsProcessor(adapter, target, max_json_whitespace=..., format_assertion=...,
-    property_order=...)``; pass it in ``logits_processor=[...]``. It keeps one session per batch
+    property_order=..., registry=...)``; pass it in ``logits_processor=[...]``. It keeps one session per batch
     row and requires every call to extend each row of the previous call by exactly one token
     (greedy search and sampling); beam search, assisted or speculative decoding reorder or
     rewind rows and raise ``UnsupportedGenerationModeError``. Use one processor per

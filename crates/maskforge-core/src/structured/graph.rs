@@ -1421,7 +1421,7 @@ impl Graph {
     /// the others).
     fn unique_items_supported(&self, shape: &ArrayShape) -> Result<FiniteDomains, &'static str> {
         if shape.contains.is_some() {
-            return Err("repeated items together with contains, which is not supported yet");
+            return Err("repeated items together with contains");
         }
         let mut domains = FiniteDomains::new();
         let mut string_domain: Option<NodeId> = None;
