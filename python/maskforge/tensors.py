@@ -3,8 +3,8 @@
 The packed layout is the one every session writes and that other engines' int32 bitmask
 kernels read: row ``r`` holds ``ceil(vocab / 32)`` 32-bit words, and token ``t`` is allowed
 when bit ``t % 32`` of word ``t // 32`` is set. Unpacking is vectorised (no per-token Python
-loop): NumPy unpacks the words' bytes with ``np.unpackbits``, torch shifts a ``[words, 32]``
-grid.
+loop): ``np.unpackbits`` over the words' little-endian bytes, for torch CPU tensors too (they
+share their memory with NumPy).
 
 torch is never imported here: a tensor can only reach these functions if the caller imported
 torch, and it is found through ``sys.modules``. Tensors must be on the CPU; device tensors are
@@ -40,21 +40,20 @@ def allocate_token_bitmask(batch_size: int, mask_vocab_size: int, *, like: Optio
 
 
 def unpack_token_bitmask(bitmask: Any, vocab_size: int) -> Any:
-    """The boolean ``[..., vocab_size]`` allowed-token array of a packed ``[..., words]`` one."""
+    """The boolean ``[..., vocab_size]`` allowed-token array of a packed ``[..., words]`` one
+    (a NumPy array, or a torch tensor for a torch bitmask)."""
     torch = _torch_of(bitmask)
     if torch is not None:
         _check_cpu(bitmask, "bitmask")
-        _check_words(bitmask.shape[-1], vocab_size)
-        shifts = torch.arange(32, dtype=torch.int32)
-        bits = (bitmask.to(torch.int32).unsqueeze(-1) >> shifts) & 1
-        return bits.flatten(-2)[..., :vocab_size].bool()
+        # CPU tensors share memory with NumPy: unpack there (8 bits per byte, no [words, 32] grid).
+        return torch.from_numpy(unpack_token_bitmask(bitmask.numpy(), vocab_size))
     array = np.asarray(bitmask)
-    if array.dtype not in (np.int32, np.uint32):
+    if array.dtype.kind not in "iu" or array.dtype.itemsize != 4:
         raise MaskBufferTypeError(f"a packed bitmask holds int32 or uint32 words, got {array.dtype}")
     _check_words(array.shape[-1], vocab_size)
     little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-    bits = np.unpackbits(little.view(np.uint8), axis=-1, bitorder="little")
-    return bits[..., :vocab_size].astype(bool)
+    bits = np.unpackbits(little.view(np.uint8), axis=-1, count=vocab_size, bitorder="little")
+    return bits.view(bool)  # unpackbits writes 0 or 1: a valid bool array as it is
 
 
 def apply_token_bitmask_inplace(logits: Any, bitmask: Any) -> None:
@@ -70,11 +69,12 @@ def apply_token_bitmask_inplace(logits: Any, bitmask: Any) -> None:
         _check_cpu(logits, "logits")
         if not torch.is_floating_point(logits):
             raise MaskBufferTypeError(f"logits must be a floating-point tensor, got {logits.dtype}")
-        if isinstance(bitmask, np.ndarray):
-            bitmask = torch.from_numpy(np.ascontiguousarray(bitmask).view(np.int32))
-        _check_batch(tuple(logits.shape), tuple(bitmask.shape))
-        allowed = unpack_token_bitmask(bitmask, logits.shape[-1])
-        logits.masked_fill_(~allowed, float("-inf"))
+        if _torch_of(bitmask) is not None:
+            _check_cpu(bitmask, "bitmask")
+            bitmask = bitmask.numpy()
+        _check_batch(tuple(logits.shape), np.shape(bitmask))
+        disallowed = ~unpack_token_bitmask(bitmask, logits.shape[-1])
+        logits.masked_fill_(torch.from_numpy(disallowed), float("-inf"))
         return
     if not isinstance(logits, np.ndarray) or not np.issubdtype(logits.dtype, np.floating):
         raise MaskBufferTypeError(
@@ -84,8 +84,8 @@ def apply_token_bitmask_inplace(logits: Any, bitmask: Any) -> None:
         _check_cpu(bitmask, "bitmask")
         bitmask = bitmask.numpy()
     _check_batch(logits.shape, np.shape(bitmask))
-    allowed = unpack_token_bitmask(bitmask, logits.shape[-1])
-    np.putmask(logits, ~allowed, -np.inf)
+    disallowed = ~unpack_token_bitmask(bitmask, logits.shape[-1])
+    np.copyto(logits, -np.inf, where=disallowed)
 
 
 def _torch_of(obj: Any) -> Any:

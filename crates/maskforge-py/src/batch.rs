@@ -1,8 +1,9 @@
 //! `maskforge.fill_masks`: many sessions' masks written into one batch buffer with the GIL
-//! released, split across threads when the batch is large enough to pay for them.
+//! released, split across threads when the batch's work is large enough to pay for them.
 
-use std::sync::PoisonError;
+use std::sync::{OnceLock, PoisonError};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use maskforge_core::Error;
 use pyo3::prelude::*;
@@ -12,9 +13,16 @@ use crate::buffer::{write_row, MaskBuffer};
 use crate::errors::{detached, raise, type_error};
 use crate::session::PySession;
 
-/// Rows per thread below which a thread costs more than it saves (a structured mask over a
-/// large vocabulary takes tens of microseconds, a thread start about as much).
-const MIN_ROWS_PER_THREAD: usize = 4;
+/// Work below which another thread costs more than it saves: starting and joining one takes
+/// tens of microseconds, while a mask row costs from under a microsecond (a copied DFA row) to
+/// hundreds (a structured mask over a large vocabulary).
+const MIN_WORK_PER_THREAD: Duration = Duration::from_micros(200);
+
+/// The cores threads may use, read once (`available_parallelism` reads cgroup files each call).
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| thread::available_parallelism().map_or(1, usize::from))
+}
 
 /// Writes `sessions[i]`'s mask into row `i` of `buffer`.
 ///
@@ -50,24 +58,28 @@ pub(crate) fn fill_masks(py: Python<'_>, sessions: &Bound<'_, PyAny>, buffer: &B
     let order = target.order();
     let sessions: Vec<&PySession> = batch.iter().map(Bound::get).collect();
     let mut rows = target.rows(sessions.len(), row_bytes);
-    let threads = thread::available_parallelism().map_or(1, usize::from).min(sessions.len() / MIN_ROWS_PER_THREAD);
     detached(py, move || {
-        let write_chunk = |chunk_sessions: &[&PySession], chunk_rows: &mut [&mut [u8]]| -> Result<(), Error> {
-            for (session, row) in chunk_sessions.iter().zip(chunk_rows.iter_mut()) {
-                let guard = session.inner().lock().unwrap_or_else(PoisonError::into_inner);
-                write_row(&guard, row, order)?;
-            }
-            Ok(())
+        let write = |session: &PySession, row: &mut [u8]| -> Result<(), Error> {
+            let guard = session.inner().lock().unwrap_or_else(PoisonError::into_inner);
+            write_row(&guard, row, order)
         };
-        if threads <= 1 {
-            return write_chunk(&sessions, &mut rows);
+        // The first row is written here and timed: it tells whether the rest is worth threads.
+        let started = Instant::now();
+        write(sessions[0], rows[0])?;
+        let estimate = started.elapsed() * (sessions.len() as u32 - 1).max(1);
+        let threads = cores().min((estimate.as_nanos() / MIN_WORK_PER_THREAD.as_nanos()) as usize).max(1);
+        let (sessions, rows) = (&sessions[1..], &mut rows[1..]);
+        if threads <= 1 || sessions.len() < 2 {
+            return sessions.iter().zip(rows.iter_mut()).try_for_each(|(s, row)| write(s, row));
         }
         let per_thread = sessions.len().div_ceil(threads);
         thread::scope(|scope| {
             let workers: Vec<_> = sessions
                 .chunks(per_thread)
                 .zip(rows.chunks_mut(per_thread))
-                .map(|(chunk_sessions, chunk_rows)| scope.spawn(move || write_chunk(chunk_sessions, chunk_rows)))
+                .map(|(chunk, chunk_rows)| {
+                    scope.spawn(move || chunk.iter().zip(chunk_rows.iter_mut()).try_for_each(|(s, row)| write(s, row)))
+                })
                 .collect();
             workers.into_iter().try_for_each(|worker| match worker.join() {
                 Ok(result) => result,
