@@ -11,7 +11,7 @@ EosTokenIds = Union[int, Sequence[int]]
 # bytearray / memoryview / NumPy uint8, int32 or uint32 arrays (1-D, C-contiguous, writable),
 # or a CPU torch int32 tensor.
 MaskBuffer = Any
-# JSON text, bytes of JSON text, a dict, a bool, or a Pydantic model class.
+# JSON text, bytes of JSON text, a dict, a bool, or a Pydantic-compatible type (model, dataclass, TypedDict, ...).
 SchemaInput = Union[str, bytes, bytearray, Dict[str, Any], bool, Type[Any]]
 
 class Vocabulary:

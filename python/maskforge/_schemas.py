@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import typing
 from typing import Any
 
 from .errors import ArgumentTypeError, SchemaError
@@ -20,7 +21,7 @@ def _dumps(value: Any) -> str:
 
 
 def schema_to_json(schema: Any) -> str:
-    """JSON text of ``schema``: bytes (UTF-8 JSON text), a dict, a bool, or a Pydantic model class."""
+    """JSON text of ``schema``: bytes (UTF-8 JSON text), a dict, a bool, or a Pydantic-compatible type."""
     if isinstance(schema, (bytes, bytearray)):
         try:
             return bytes(schema).decode("utf-8")
@@ -28,11 +29,16 @@ def schema_to_json(schema: Any) -> str:
             raise SchemaError(f"schema is not valid JSON: not UTF-8 ({error})", code="MF-E001") from None
     if isinstance(schema, (bool, dict)):
         return _dumps(schema)
-    # Pydantic v2 models describe themselves; checked by attribute so pydantic stays optional.
+    # Pydantic models describe themselves; other types (dataclasses, TypedDict, Enum, Literal,
+    # unions, list[T]) go through pydantic.TypeAdapter, imported only then.
     model_json_schema = getattr(schema, "model_json_schema", None)
     if isinstance(schema, type) and callable(model_json_schema):
         return _dumps(model_json_schema())
+    if isinstance(schema, type) or typing.get_origin(schema) is not None:
+        from .targets import resolve_target
+
+        return resolve_target(schema).schema_json
     raise ArgumentTypeError(
-        "schema must be JSON text (str), a dict, a bool or a Pydantic model class; "
-        f"got {type(schema).__name__}"
+        "schema must be JSON text (str), a dict, a bool or a type (a Pydantic model, dataclass, TypedDict, "
+        f"Enum, Literal, union or list[T]); got {type(schema).__name__}"
     )
