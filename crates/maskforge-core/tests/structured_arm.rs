@@ -144,6 +144,11 @@ fn structured_masks_equal_reference_masks() {
         (r#"{"type": "object", "required": ["ok"]}"#, r#"{"x": [1, {"y": null}], "ok": 12.5e-1}"#),
         (r#"{"type": "integer", "maximum": 120}"#, "1.2e2"),
         (
+            // A tagged union whose branches overlap on every kind but objects.
+            r#"{"oneOf": [{"properties": {"ok": {"const": "a"}, "value": {"type": "integer"}}, "required": ["ok"], "additionalProperties": false}, {"properties": {"ok": {"const": "b"}, "children": {"type": "array"}}, "required": ["ok"], "additionalProperties": false}]}"#,
+            r#"{"children": [1, []], "ok": "b"}"#,
+        ),
+        (
             r##"{"$defs": {"n": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "required": ["value"]}}, "$ref": "#/$defs/n"}"##,
             r#"{"value": 1, "children": [{"value": 12}, {"children": [], "value": 100}]}"#,
         ),
@@ -272,6 +277,30 @@ fn one_of_is_exact_with_disjoint_and_overlapping_branches() {
         r#"{"$schema": "http://json-schema.org/draft-04/schema#", "oneOf": [{"type": "integer"}, {"minimum": 2}], "$defs": {"x": {"type": "array"}}}"#,
         &["1", "-3", "2.0", "2e0", "2.5"],
         &["2", "3", "1.5", "1.0"],
+    );
+}
+
+#[test]
+fn tagged_unions_without_a_type_compare_their_branches_kind_by_kind() {
+    // Branches without `"type": "object"` share every non-object (so oneOf refuses those), but
+    // no object: the objects need no complements, however many branches there are.
+    let branch = |tag: usize| {
+        format!(
+            r#"{{"properties": {{"tag": {{"const": "t{tag}"}}, "n{tag}": {{"type": "integer"}}}}, "required": ["tag"], "additionalProperties": false}}"#
+        )
+    };
+    let branches: Vec<String> = (0..24).map(branch).collect();
+    let schema = format!(r#"{{"oneOf": [{}]}}"#, branches.join(", "));
+    check(
+        &schema,
+        &[r#"{"tag": "t0"}"#, r#"{"tag": "t7", "n7": 3}"#, r#"{"n23": -1, "tag": "t23"}"#],
+        &[r#"{"tag": "t7", "n6": 3}"#, r#"{"tag": "t24"}"#, "{}", r#""t0""#, "1", "null", "[]"],
+    );
+    // Overlapping objects still get their complements, within the objects only.
+    check(
+        r#"{"oneOf": [{"properties": {"a": {"type": "integer"}}}, {"required": ["b"]}, {"type": "number"}]}"#,
+        &[r#"{"a": "x", "b": 2}"#, r#"{"a": 1}"#, "{}"],
+        &[r#"{"a": 1, "b": 2}"#, r#""s""#, "1", "null"],
     );
 }
 

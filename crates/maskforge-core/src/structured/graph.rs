@@ -405,6 +405,8 @@ pub(crate) struct Graph {
     conjunctions: HashMap<Vec<NodeId>, NodeId>,
     /// Complement of each node that has one.
     negations: HashMap<NodeId, NodeId>,
+    /// The nodes of [`Graph::kind_nodes`], made on first use.
+    kinds: Option<[NodeId; 6]>,
     /// Intersections of string automata, by operand addresses (operands held alive here).
     string_products: HashMap<(usize, usize), StringProduct>,
     /// `property_order = declared`: declared properties only in schema order.
@@ -463,6 +465,7 @@ impl Graph {
             any_key: Arc::new(ecma::pattern_language("", 10_000).expect("the universe is small")),
             conjunctions: HashMap::new(),
             negations: HashMap::new(),
+            kinds: None,
             unbounded_strings: HashMap::new(),
             finite_domains: HashMap::new(),
             string_products: HashMap::new(),
@@ -488,6 +491,26 @@ impl Graph {
         self.nodes.push(node);
         self.pending.push(None);
         (self.nodes.len() - 1) as NodeId
+    }
+
+    /// One node per kind of JSON value (null, booleans, numbers, strings, arrays, objects), each
+    /// admitting every value of that kind and nothing else: `oneOf` compares its branches kind
+    /// by kind, since a value has exactly one.
+    pub(crate) fn kind_nodes(&mut self) -> [NodeId; 6] {
+        if let Some(kinds) = self.kinds {
+            return kinds;
+        }
+        let any = self.nodes[ANY as usize].clone();
+        let kinds = [
+            self.add(Node { null: true, ..Node::default() }),
+            self.add(Node { true_: true, false_: true, ..Node::default() }),
+            self.add(Node { numbers: any.numbers.clone(), ..Node::default() }),
+            self.add(Node { strings: any.strings.clone(), counted_strings: any.counted_strings, ..Node::default() }),
+            self.add(Node { arrays: any.arrays.clone(), ..Node::default() }),
+            self.add(Node { objects: any.objects.clone(), ..Node::default() }),
+        ];
+        self.kinds = Some(kinds);
+        kinds
     }
 
     /// A node admitting every value that is not an object, and the objects of `shape`.

@@ -62,11 +62,16 @@ impl DynamicScope {
     }
 }
 
-/// Two `oneOf` branches (`i < j`) and the node of their intersection.
-pub(crate) type BranchPair = ((usize, usize), NodeId);
+/// Two `oneOf` branches (`i < j`) and a kind of value (an index of [`Graph::kind_nodes`]):
+/// `(i, j, kind)`.
+pub(crate) type KindPair = (usize, usize, usize);
 
-/// Pairs of branches (`i < j`) that may share an instance, per `oneOf` location.
-pub(crate) type OneOfOverlaps = BTreeMap<String, BTreeSet<(usize, usize)>>;
+/// A [`KindPair`] and the node of the two branches' intersection within that kind.
+pub(crate) type BranchPair = (KindPair, NodeId);
+
+/// Pairs of branches (`i < j`) that may share an instance, and of which kind, per `oneOf`
+/// location.
+pub(crate) type OneOfOverlaps = BTreeMap<String, BTreeSet<KindPair>>;
 
 /// The JSON types a `type` keyword admits.
 #[derive(Debug, Clone, Copy)]
@@ -237,10 +242,13 @@ impl<'a> Lowering<'a> {
             if let Some(pairs) = self.exclusive_one_of.get(&at) {
                 operands.push(self.exactly_one(&branches, &at, pairs));
             } else {
+                let kinds = self.graph.kind_nodes();
                 let mut overlaps = Vec::new();
                 for (i, &a) in branches.iter().enumerate() {
                     for (j, &b) in branches.iter().enumerate().skip(i + 1) {
-                        overlaps.push(((i, j), self.graph.all(vec![a, b])));
+                        for (kind, &of_kind) in kinds.iter().enumerate() {
+                            overlaps.push(((i, j, kind), self.graph.all(vec![a, b, of_kind])));
+                        }
                     }
                 }
                 self.one_of_checks.push((at, overlaps));
@@ -260,22 +268,36 @@ impl<'a> Lowering<'a> {
         Ok(operands)
     }
 
-    /// Instances satisfying exactly one of `branches`: each branch with the complement of every
-    /// other it `overlaps` (a disjoint one is excluded already, and its complement would only
-    /// multiply shapes).
-    fn exactly_one(&mut self, branches: &[NodeId], pointer: &str, overlaps: &BTreeSet<(usize, usize)>) -> NodeId {
-        let only: Vec<NodeId> = (0..branches.len())
-            .map(|i| {
-                let mut operands = vec![branches[i]];
+    /// Instances satisfying exactly one of `branches`, kind of value by kind: where no two
+    /// branches share a value of a kind, any branch will do; within a kind where some do, each
+    /// branch with the complement of every other it `overlaps` there (complementing a branch
+    /// that cannot share the value would only multiply shapes: a tagged union of closed objects
+    /// overlaps on strings and numbers, not on objects).
+    fn exactly_one(&mut self, branches: &[NodeId], pointer: &str, overlaps: &BTreeSet<KindPair>) -> NodeId {
+        let kinds = self.graph.kind_nodes();
+        let mut parts = Vec::new();
+        let mut free_kinds = Vec::new();
+        for (kind, &of_kind) in kinds.iter().enumerate() {
+            if !overlaps.iter().any(|&(_, _, k)| k == kind) {
+                free_kinds.push(of_kind);
+                continue;
+            }
+            for (i, &branch) in branches.iter().enumerate() {
+                let mut operands = vec![of_kind, branch];
                 for (j, &other) in branches.iter().enumerate() {
-                    if j != i && overlaps.contains(&(i.min(j), i.max(j))) {
+                    if j != i && overlaps.contains(&(i.min(j), i.max(j), kind)) {
                         operands.push(self.graph.not(other, pointer));
                     }
                 }
-                self.graph.all(operands)
-            })
-            .collect();
-        self.graph.any_branch(only)
+                parts.push(self.graph.all(operands));
+            }
+        }
+        if !free_kinds.is_empty() {
+            let free = self.graph.any_branch(free_kinds);
+            let any_branch = self.graph.any_branch(branches.to_vec());
+            parts.push(self.graph.all(vec![free, any_branch]));
+        }
+        self.graph.any_branch(parts)
     }
 
     /// `if`/`then`/`else` (draft 7 on): instances satisfying `if` and `then`, or failing `if`

@@ -73,7 +73,7 @@ fn compile_with(
     let overlapping: lower::OneOfOverlaps = one_of_checks
         .into_iter()
         .filter_map(|(pointer, pairs)| {
-            let overlapping: BTreeSet<(usize, usize)> =
+            let overlapping: BTreeSet<lower::KindPair> =
                 pairs.into_iter().filter(|&(_, both)| graph.is_satisfiable(both)).map(|(pair, _)| pair).collect();
             (!overlapping.is_empty()).then_some((pointer, overlapping))
         })
