@@ -1126,6 +1126,8 @@ def store_tasks(root: Path, args) -> tuple[list[dict], list[str]]:
             "identity": {"name": name, "schema": relative, "skiptest": bool(entry and entry.get("skiptest")),
                          "instances": []},
         })
+    if args.match:
+        tasks = [t for t in tasks if args.match in t["schema_file"]]
     if args.limit is not None:
         tasks = [t for t in tasks if t["in_manifest"]][: args.limit]
     missing = [name for name, entry in manifest.items()
@@ -1270,7 +1272,8 @@ def run_schemastore(args, root: Path) -> int:
     elapsed = time.perf_counter() - started
     report = {
         "corpus": str(store),
-        "selection": "all schemas" if args.limit is None else f"first {args.limit} schemas with instances",
+        "selection": ("all schemas" if args.limit is None else f"first {args.limit} schemas with instances")
+        + (f" whose file name contains {args.match!r}" if args.match else ""),
         "tokenizer": args.tokenizer.name,
         "format_assertion": args.format_assertion,
         "max_instance_bytes": args.max_instance_bytes,
@@ -1318,6 +1321,7 @@ def main(argv=None) -> int:
         else:
             sub.add_argument("--max-instance-bytes", type=int, default=DEFAULT_INSTANCE_BYTES,
                              help=f"skip (and count) instances larger than this (default {DEFAULT_INSTANCE_BYTES})")
+            sub.add_argument("--match", help="run only the schemas whose file name contains this text")
             sub.add_argument("--no-format-assertion", dest="format_assertion", action="store_false",
                              help="compile with format as an annotation (default: formats asserted, as "
                                   "SchemaStore's own tests do)")
