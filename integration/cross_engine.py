@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
-import os
 import resource
 import statistics
 import sys
@@ -39,18 +38,10 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from schema_corpora import default_schemas_dir, default_tokenizer, schemastore_documents  # noqa: E402
+
 ENGINES = ["maskforge", "llguidance", "xgrammar", "outlines-core"]
-
-
-def default_tokenizer() -> Path:
-    folder = Path(os.environ.get("MASKFORGE_TOKENIZERS", REPO.parent / "shared" / "tokenizers"))
-    llama3 = folder / "llama3.tokenizer.json"
-    return llama3 if llama3.is_file() else REPO / "tests" / "data" / "tokenizers" / "gpt2.tokenizer.json"
-
-
-def default_schemas() -> Path:
-    return Path(os.environ.get("MASKFORGE_SCHEMAS", REPO.parent / "shared" / "schemas"))
 
 
 # ---------------------------------------------------------------------------
@@ -290,20 +281,6 @@ def schemastore_tasks(root: Path, match: Optional[str], limit: Optional[int]) ->
     return tasks[:limit] if limit else tasks
 
 
-def schemastore_documents(root: Path) -> Dict[str, str]:
-    documents = {}
-    for path in sorted((root / "schemastore" / "schemas").glob("*.json")):
-        text = path.read_text(encoding="utf-8")
-        documents["https://json.schemastore.org/" + path.name] = text
-        try:
-            contents = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(contents, dict) and isinstance(contents.get("$id"), str):
-            documents[contents["$id"].rstrip("#")] = text
-    return documents
-
-
 def wait_for_result(process, results, timeout: float) -> Optional[Dict[str, Any]]:
     """The worker's record, or None when it died or ran past `timeout` (engine set-up included
     on a fresh worker, which loads its tokenizer first)."""
@@ -422,7 +399,7 @@ def main(argv=None) -> int:
     run_parser.add_argument("--engines", nargs="+", default=ENGINES, choices=ENGINES)
     run_parser.add_argument("--tokenizer", type=Path, default=default_tokenizer())
     run_parser.add_argument("--eos-token-id", type=int)
-    run_parser.add_argument("--schemas", type=Path, default=default_schemas(),
+    run_parser.add_argument("--schemas", type=Path, default=default_schemas_dir(),
                             help="folder holding schemastore/ (default: $MASKFORGE_SCHEMAS or ../shared/schemas)")
     run_parser.add_argument("--match", help="only schemas whose file name contains this text")
     run_parser.add_argument("--limit", type=int, help="only the first N schemas with instances")

@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from liveness import exact_validator  # noqa: E402  (sibling script: the exact-decimal oracle)
 DATA = REPO / "tests" / "data"
 PROMPTS = ["Once upon a time", "The answer is", "Lily and Tom", "{", "JSON:"]
 
@@ -264,30 +266,13 @@ def raw_text_target(target: Any):
     return Target(resolved.schema_json, lambda text: text, resolved.description)
 
 
-def exact_validator(schema):
-    """A validator for the schema's draft (default 2020-12) with format checks, over exact
-    decimals: numbers parse as `Decimal`, and `integer` is decided by value, as JSON Schema says
-    (python-jsonschema alone would call `1.0` from `Decimal` parsing a non-integer)."""
-    import jsonschema
-
-    base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    checker = base.TYPE_CHECKER.redefine_many({
-        "number": lambda _, x: isinstance(x, (int, Decimal)) and not isinstance(x, bool),
-        "integer": lambda _, x: (isinstance(x, int) and not isinstance(x, bool))
-        or (isinstance(x, Decimal) and x.is_finite() and x == x.to_integral_value()),
-    })
-    cls = jsonschema.validators.extend(base, type_checker=checker)
-    return cls(json.loads(json.dumps(schema), parse_float=Decimal), format_checker=base.FORMAT_CHECKER)
-
-
 def check_target(adapter, name: str, target: Any, *, seed: int, batch: int, max_new_tokens: int,
                  max_json_whitespace: int, report: Report) -> None:
-    import jsonschema
     import maskforge
     from maskforge.targets import resolve_target
 
     resolved = resolve_target(target)
-    validator = exact_validator(json.loads(resolved.schema_json))
+    validator = exact_validator(json.loads(resolved.schema_json), formats=True)
     generator = maskforge.Generator(adapter, raw_text_target(resolved), max_json_whitespace=max_json_whitespace)
     prompts = [PROMPTS[(seed + i) % len(PROMPTS)] for i in range(batch)]
     options: Dict[str, Any] = {"do_sample": True, "seed": seed, "temperature": 1.5} if seed % 2 else {}

@@ -193,12 +193,14 @@ class ValueGenerator:
         return [self.value(depth + 1) for _ in range(rng.randint(0, 3))]
 
 
-def exact_validator(schema):
-    """A draft 2020-12 validator over exact decimals: numbers parse as `Decimal` (schema and
-    instances alike), and integers are decided by value, as JSON Schema says."""
+def exact_validator(schema, formats: bool = False):
+    """A validator for the schema's draft (default 2020-12; format checks when `formats`) over
+    exact decimals: numbers parse as `Decimal` (schema and instances alike), and integers are
+    decided by value, as JSON Schema says (python-jsonschema alone calls a `Decimal` `1.0` a
+    non-integer)."""
     import jsonschema
 
-    base = jsonschema.Draft202012Validator
+    base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     checker = base.TYPE_CHECKER.redefine_many(
         {
             "number": lambda _, x: isinstance(x, (int, Decimal)) and not isinstance(x, bool),
@@ -207,7 +209,8 @@ def exact_validator(schema):
         }
     )
     cls = jsonschema.validators.extend(base, type_checker=checker)
-    return cls(json.loads(json.dumps(schema), parse_float=Decimal))
+    options = {"format_checker": base.FORMAT_CHECKER} if formats else {}
+    return cls(json.loads(json.dumps(schema), parse_float=Decimal), **options)
 
 
 def judge(validator, text: bytes):
