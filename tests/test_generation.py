@@ -127,6 +127,23 @@ def test_policy_values_bind_once_each(adapter):
     assert validity.longest_whitespace_run(text) == 0
 
 
+def test_registries_are_served_and_not_kept_by_the_adapter(adapter):
+    import gc
+    import weakref
+
+    class Registry:
+        def __call__(self, uri):
+            return {"enum": ["cat", "dog"]} if uri == "https://example.com/pet.json" else None
+
+    registry = Registry()
+    generate = maskforge.Generator(adapter, {"$ref": "https://example.com/pet.json"}, registry=registry)
+    assert generate("My pet:", max_new_tokens=16) in ("cat", "dog")
+    alive = weakref.ref(registry)
+    del generate, registry
+    gc.collect()
+    assert alive() is None, "a registry outlived the Generator that used it"
+
+
 # ---------------------------------------------------------------------------
 # a scripted model: exact control of which token the model prefers
 

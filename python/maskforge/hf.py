@@ -20,8 +20,8 @@ from .targets import Target, resolve_target
 
 __all__ = ["TransformersModel", "from_transformers", "LogitsProcessor"]
 
-# (max_json_whitespace, format_assertion, property_order, id(registry)): what a compiler is built with.
-CompilerKey = Tuple[Optional[int], bool, str, int]
+# (max_json_whitespace, format_assertion, property_order): the policies a compiler is built with.
+CompilerKey = Tuple[Optional[int], bool, str]
 
 
 class TransformersModel:
@@ -38,26 +38,29 @@ class TransformersModel:
         self.vocabulary = vocabulary
         self.eos_token_ids: Tuple[int, ...] = vocabulary.eos_token_ids
         self.pad_token_id = pad_token_id
-        # Compilers by options; each keeps the registry it was built with alive, so ids stay unique.
-        self._compilers: Dict[CompilerKey, Tuple[Compiler, Any]] = {}
+        self._compilers: Dict[CompilerKey, Compiler] = {}
         self._lock = threading.Lock()
 
     def bind(self, target: Any, *, max_json_whitespace: Optional[int] = None, format_assertion: bool = True,
              property_order: str = "any", registry: Any = None) -> BoundSchema:
         """Compiles and binds ``target`` under the given policies and ``registry`` (the
         documents external ``$ref``s resolve to: a mapping or a callable, as for
-        :class:`maskforge.Compiler`). Compilers, and so compiled executables, are kept per option
-        value."""
+        :class:`maskforge.Compiler`). Compilers, and so compiled executables, are kept per policy
+        value; a bind with a registry gets a compiler of its own (registries are not kept, so a
+        server passing a new one per request holds nothing after it)."""
         target = resolve_target(target)
-        key: CompilerKey = (max_json_whitespace, format_assertion, property_order, id(registry))
-        with self._lock:
-            entry = self._compilers.get(key)
-            if entry is None:
-                compiler = Compiler(max_json_whitespace=max_json_whitespace, format_assertion=format_assertion,
-                                    property_order=property_order, registry=registry)
-                entry = self._compilers[key] = (compiler, registry)
+        options = {"max_json_whitespace": max_json_whitespace, "format_assertion": format_assertion,
+                   "property_order": property_order}
+        if registry is not None:
+            compiler = Compiler(registry=registry, **options)
+        else:
+            key: CompilerKey = (max_json_whitespace, format_assertion, property_order)
+            with self._lock:
+                compiler = self._compilers.get(key)
+                if compiler is None:
+                    compiler = self._compilers[key] = Compiler(**options)
         # Compiler caches are thread-safe; the compile and the bind run outside the lock.
-        return entry[0].compile(target.schema_json).bind(self.vocabulary)
+        return compiler.compile(target.schema_json).bind(self.vocabulary)
 
     def encode(self, prompt: str) -> List[int]:
         """The prompt's token ids, as the tokenizer encodes it alone (special tokens included)."""
