@@ -183,8 +183,9 @@ impl MaskBuffer {
     /// Writes the session's mask: `4 * mask_word_count` bytes holding the u32 words in the
     /// buffer's byte order (little-endian for byte buffers, as the layout specifies).
     pub(crate) fn write(&mut self, session: &Session, needed_bytes: usize) -> Result<(), Error> {
-        let order = self.order;
-        write_row(session, self.rows(1, needed_bytes)[0], order)
+        // SAFETY: `check` verified a writable, contiguous buffer of at least `needed_bytes`.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(self.view.buf.cast::<u8>(), needed_bytes) };
+        write_row(session, bytes, self.order)
     }
 
     /// The first `rows` rows of `row_bytes` bytes each, as disjoint slices.
