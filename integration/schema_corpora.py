@@ -39,6 +39,7 @@ import json
 import multiprocessing
 import os
 import random
+import re
 import sys
 import time
 import traceback
@@ -1127,7 +1128,7 @@ def store_tasks(root: Path, args) -> tuple[list[dict], list[str]]:
                          "instances": []},
         })
     if args.match:
-        tasks = [t for t in tasks if args.match in t["schema_file"]]
+        tasks = [t for t in tasks if re.search(args.match, t["schema_file"])]
     if args.limit is not None:
         tasks = [t for t in tasks if t["in_manifest"]][: args.limit]
     missing = [name for name, entry in manifest.items()
@@ -1273,7 +1274,7 @@ def run_schemastore(args, root: Path) -> int:
     report = {
         "corpus": str(store),
         "selection": ("all schemas" if args.limit is None else f"first {args.limit} schemas with instances")
-        + (f" whose file name contains {args.match!r}" if args.match else ""),
+        + (f" whose file name matches {args.match!r}" if args.match else ""),
         "tokenizer": args.tokenizer.name,
         "format_assertion": args.format_assertion,
         "max_instance_bytes": args.max_instance_bytes,
@@ -1321,7 +1322,7 @@ def main(argv=None) -> int:
         else:
             sub.add_argument("--max-instance-bytes", type=int, default=DEFAULT_INSTANCE_BYTES,
                              help=f"skip (and count) instances larger than this (default {DEFAULT_INSTANCE_BYTES})")
-            sub.add_argument("--match", help="run only the schemas whose file name contains this text")
+            sub.add_argument("--match", help="run only the schemas whose file name matches this regular expression")
             sub.add_argument("--no-format-assertion", dest="format_assertion", action="store_false",
                              help="compile with format as an annotation (default: formats asserted, as "
                                   "SchemaStore's own tests do)")

@@ -1386,6 +1386,24 @@ impl NumberMatcher {
         self.state.step(byte).is_some()
     }
 
+    /// Whether infinitely many values complete the text so far, by a sound test (false may
+    /// still have infinitely many): with no bound in the direction of the sign, no `enum` and no
+    /// excluded multiples, a nonzero completion's value times any power of ten (its exponent
+    /// raised, or zeros appended) completes the text too. Once a negative exponent or a zero
+    /// significand is followed by an exponent, that no longer holds.
+    pub fn has_unbounded_completions(&self) -> bool {
+        let c = self.prepared.constraints();
+        let state = &self.state;
+        let unbounded = if state.negative { c.minimum.is_none() } else { c.maximum.is_none() };
+        let exponent = matches!(state.phase, Phase::ExpMark | Phase::ExpSign | Phase::ExpDigits);
+        unbounded
+            && c.values.is_none()
+            && c.not_multiple_of.is_empty()
+            && (!exponent || (!state.exp_negative && !state.significand.is_zero()))
+            // A draft-4 integer `0` has no other spelling.
+            && !(c.integer_syntax_only && state.phase == Phase::Zero)
+    }
+
     /// Whether any byte has been read.
     pub fn is_started(&self) -> bool {
         self.state.phase != Phase::Start
@@ -2723,5 +2741,27 @@ mod tests {
             let stats = tree_oracle(0x0fed_cba9_8765_4321, 60, 5);
             eprintln!("bounded-search oracle: {stats:?} in {:?}", started.elapsed());
         }
+    }
+
+    #[test]
+    fn unbounded_completions_only_away_from_bounds() {
+        let unbounded = |c: NumberConstraints, text: &str| {
+            let mut m = NumberMatcher::with_prepared(prepare(c));
+            assert!(text.bytes().all(|b| m.feed(b)), "{text}");
+            m.has_unbounded_completions()
+        };
+        let upper = |max: &str| NumberConstraints { maximum: Some((d(max), false)), ..Default::default() };
+        assert!(unbounded(NumberConstraints::default(), "5"));
+        assert!(unbounded(NumberConstraints::default(), "0"), "0.5e1, 0.5e2, ...");
+        assert!(unbounded(NumberConstraints::default(), "5e1"));
+        assert!(!unbounded(NumberConstraints::default(), "0e"), "every exponent of zero is zero");
+        assert!(!unbounded(NumberConstraints { integer: true, ..Default::default() }, "5e-"), "only 5e-0");
+        assert!(!unbounded(upper("10"), "5"), "5 under 10 is not decided by this test");
+        assert!(unbounded(upper("10"), "-5"));
+        let draft4 = NumberConstraints { integer: true, integer_syntax_only: true, ..Default::default() };
+        assert!(!unbounded(draft4.clone(), "0"));
+        assert!(unbounded(draft4, "-"));
+        let listed = NumberConstraints { values: Some(vec![d("1"), d("10")]), ..Default::default() };
+        assert!(!unbounded(listed, "1"));
     }
 }

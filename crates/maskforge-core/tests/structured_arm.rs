@@ -215,6 +215,11 @@ fn structured_masks_equal_reference_masks() {
             r#"["ok", 12, "value", 1]"#,
         ),
         (
+            // Closed object items: `true` is refused where `{"value": true}` could only repeat.
+            r#"{"type": "array", "uniqueItems": true, "items": {"type": "object", "required": ["ok"], "additionalProperties": false, "properties": {"ok": {"enum": ["value", "children"]}, "value": {"type": ["boolean", "string"]}}}}"#,
+            r#"[{"ok": "value", "value": true}, {"value": true, "ok": "children"}, {"value": "ok", "ok": "value"}, {"ok": "value"}]"#,
+        ),
+        (
             r#"{"type": "array", "contains": {"type": "string"}, "unevaluatedItems": {"type": "integer"}}"#,
             r#"["ok", 12, "value", 1]"#,
         ),
@@ -751,6 +756,17 @@ fn unique_items_compare_by_value_and_stay_live() {
     );
     assert!(!live(letters, r#"["a", "b", "c", ""#));
     assert!(live(letters, r#"["a", "b", ""#));
+    // Strings too many to list are counted: 26^3 distinct values reach minItems 17,576, not one more.
+    let three = |min: u64| {
+        format!(
+            r#"{{"type": "array", "uniqueItems": true, "items": {{"type": "string", "pattern": "^[a-z]{{3}}$"}}, "minItems": {min}}}"#
+        )
+    };
+    assert!(Compiler::without_cache().compile_json_schema(&three(17_576)).is_ok());
+    match Compiler::without_cache().compile_json_schema(&three(17_577)) {
+        Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsatisfiableSchema),
+        other => panic!("{other:?}"),
+    }
     // Finite sets of numbers are not decided yet: diagnosed.
     match Compiler::without_cache()
         .compile_json_schema(r#"{"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": true}"#)
@@ -758,6 +774,109 @@ fn unique_items_compare_by_value_and_stay_live() {
         Err(Error::Schema(d)) => assert_eq!(d.keyword.as_deref(), Some("uniqueItems")),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn unique_items_over_constrained_objects_stay_live_to_the_last_byte() {
+    // Closed objects that strings keep infinite: a repeat is refused where the text fixes the
+    // item, which may be well before its closing brace.
+    let closed = r#"{"type": "array", "uniqueItems": true, "items": {"type": "object", "additionalProperties": false, "required": ["k", "s"], "properties": {"k": {"enum": ["a", "ab"]}, "s": {"type": "string"}, "f": {"type": "boolean"}}}}"#;
+    check(
+        closed,
+        &[r#"[{"k": "a", "s": "x"}, {"s": "x", "k": "ab"}, {"k": "a", "s": "x", "f": true}]"#],
+        &[
+            r#"[{"k": "a", "s": "x"}, {"s": "x", "k": "a"}]"#,
+            r#"[{"k": "a", "s": "x", "f": false}, {"f": false, "s": "\u0078", "k": "a"}]"#,
+        ],
+    );
+    let seen = r#"[{"k": "a", "s": "x"}, {"k": "ab", "s": "x"}, "#;
+    assert!(live(closed, &format!(r#"{seen}{{"s": "x", "k": "ab""#)), "`f` may still follow");
+    assert!(!live(closed, &format!(r#"{seen}{{"s": "x", "k": "ab"}}"#)));
+    // With `f` taken, every completion of `s` closed at "x" repeats an item: the closing quote
+    // is the dead byte, while "x" may still grow.
+    let seen_f = r#"[{"k": "a", "s": "x", "f": true}, {"k": "ab", "s": "x", "f": true}, "#;
+    assert!(live(closed, &format!(r#"{seen_f}{{"f": true, "s": "x"#)));
+    assert!(!live(closed, &format!(r#"{seen_f}{{"f": true, "s": "x""#)));
+    assert!(live(closed, &format!(r#"{seen_f}{{"f": true, "s": "xy", "k": "a"#)));
+    assert!(live(closed, &format!(r#"{seen_f}{{"f": false, "s": "x", "k": "ab"}}]"#)));
+    // Arrays as items, objects inside them. A number is fixed only once it ends: `0` may still
+    // become `0.5e1`.
+    let nested = r#"{"type": "array", "uniqueItems": true, "items": {"type": "array", "items": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer", "minimum": 0}}, "additionalProperties": false}, "maxItems": 1}}"#;
+    check(nested, &[r#"[[], [{"id": 0}], [{"id": 10}]]"#], &[r#"[[{"id": 0}], [{"id": 0.0}]]"#, "[[], []]"]);
+    assert!(live(nested, r#"[[{"id": 1}], [{"id": 1"#), "1 may still become 10");
+    assert!(live(nested, r#"[[{"id": 0}], [{"id": 0"#));
+    assert!(!live(nested, r#"[[{"id": 0}], [{"id": 0e7"#), "zero in every spelling");
+    assert!(!live(nested, r#"[[{"id": 0}], [{"id": 0}"#));
+    assert!(live(nested, "[[], ["), "an object may follow");
+    assert!(!live(nested, "[[], []"));
+    // Arrays or objects with finitely many values are diagnosed: their count is not tracked.
+    match Compiler::without_cache().compile_json_schema(
+        r#"{"type": "array", "uniqueItems": true, "items": {"type": "object", "properties": {"f": {"type": "boolean"}}, "additionalProperties": false}}"#,
+    ) {
+        Err(Error::Schema(d)) => {
+            assert_eq!((d.code, d.keyword.as_deref()), (DiagnosticCode::UnsupportedKeyword, Some("uniqueItems")))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Mask-guided random walks over arrays of small constrained objects, where items repeat often:
+/// every mask equals the reference route's, none is empty before the text can end, and every
+/// finished array holds distinct items.
+#[test]
+fn unique_constrained_items_never_reach_a_dead_end() {
+    // `{"n": 0, "k": 1` can only close: once `{"n": 0, "k": 1}` was seen, the `1` is the dead byte.
+    let schema = r#"{"type": "array", "uniqueItems": true, "maxItems": 6, "items": {"type": "object", "additionalProperties": false, "required": ["n", "k"], "properties": {"k": {"enum": [0, 1, "a"]}, "n": {"type": "integer", "minimum": 0}}}}"#;
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    for t in ["[", "]", "{\"n\":", ",\"k\":", "0", "1", "\"a\"", "}", ",", "},", "}]", "{\"k\":", ",\"n\":"] {
+        tokens.push(t.as_bytes().to_vec());
+    }
+    let eos = tokens.len() as u32;
+    let vocabulary = build_vocabulary(eos, tokens.into_iter().enumerate().map(|(i, t)| (i as u32, t))).unwrap();
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(vocabulary)).unwrap();
+    let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();
+    let v = bound.vocabulary().clone();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next_random = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut finished = 0;
+    for walk in 0..40 {
+        let mut session = bound.start_session().unwrap();
+        let mut mask = vec![0u32; bound.mask_word_count()];
+        let mut text = Vec::new();
+        for _ in 0..80 {
+            session.write_mask(&mut mask).unwrap();
+            if walk % 10 == 0 {
+                let reference = reference_mask(bound.executable(), &v, &text).unwrap();
+                assert_eq!(mask, reference, "after {:?}", String::from_utf8_lossy(&text));
+            }
+            let allowed = allowed_ids(&mask);
+            // Whitespace alone never moves a walk on: a mask of it (and no EOS) is a dead end.
+            let moves =
+                allowed.iter().any(|&id| id == eos || !v.token_bytes(id).unwrap().iter().all(u8::is_ascii_whitespace));
+            assert!(moves, "dead end after {:?}", String::from_utf8_lossy(&text));
+            // Prefer the multi-byte tokens: they build items that repeat.
+            let multi: Vec<u32> = allowed.iter().copied().filter(|&id| id > 255).collect();
+            let pool = if !multi.is_empty() && next_random() % 8 != 0 { &multi } else { &allowed };
+            let id = pool[(next_random() % pool.len() as u64) as usize];
+            if id == eos {
+                finished += 1;
+                let value: serde_json::Value = serde_json::from_slice(&text).unwrap();
+                let items = value.as_array().unwrap();
+                for (i, a) in items.iter().enumerate() {
+                    assert!(items[i + 1..].iter().all(|b| a != b), "repeated item in {value}");
+                }
+                break;
+            }
+            text.extend_from_slice(v.token_bytes(id).unwrap());
+            session.advance(id).unwrap();
+        }
+    }
+    assert!(finished > 8, "only {finished} walks finished");
 }
 
 #[test]

@@ -192,6 +192,9 @@ pub(crate) struct PatternKeys {
     pub(crate) context_from: Vec<bool>,
 }
 
+/// Most strings a finite domain of items under `uniqueItems` is enumerated with.
+const MAX_UNIQUE_STRING_DOMAIN: u64 = 4096;
+
 /// Most object (array) shapes one node keeps: products of disjunctions (complements, `oneOf`
 /// made exclusive) beyond this are a resource limit.
 pub(crate) const MAX_SHAPES_PER_NODE: usize = 512;
@@ -415,7 +418,10 @@ pub(crate) struct Graph {
     /// infinitely many completions.
     pub(crate) unbounded_strings: HashMap<usize, Arc<Vec<bool>>>,
     /// For items under `uniqueItems` with finitely many values: those values.
-    pub(crate) finite_domains: HashMap<NodeId, Arc<Vec<super::unique::Canon>>>,
+    pub(crate) finite_domains: FiniteDomains,
+    /// Whether each node has infinitely many values (set with satisfiability; a sound
+    /// under-approximation, see [`Graph::compute_infinite`]).
+    pub(crate) infinite: Vec<bool>,
     max_nodes: usize,
     max_dfa_states: usize,
 }
@@ -468,6 +474,7 @@ impl Graph {
             kinds: None,
             unbounded_strings: HashMap::new(),
             finite_domains: HashMap::new(),
+            infinite: Vec::new(),
             string_products: HashMap::new(),
             ordered,
             max_nodes,
@@ -692,12 +699,18 @@ impl Graph {
         }
         let mut unique_strings = Vec::new();
         let mut finite_domains = HashMap::new();
+        // Items under `uniqueItems` that are arrays or objects: they must have infinitely many
+        // values, checked once satisfiability is known.
+        let mut composite_items: Vec<(NodeId, Arc<str>)> = Vec::new();
         for node in &self.nodes {
             for shape in &node.arrays {
                 if let Some(pointer) = &shape.unique {
                     match self.unique_items_supported(shape) {
                         Err(what) => return Err(GraphError::Unsupported { pointer: Arc::clone(pointer), what }),
-                        Ok(domains) => finite_domains.extend(domains),
+                        Ok((domains, composite)) => {
+                            finite_domains.extend(domains);
+                            composite_items.extend(composite.into_iter().map(|item| (item, Arc::clone(pointer))));
+                        }
                     }
                     for &item in shape.prefix.iter().chain(std::iter::once(&shape.rest)) {
                         unique_strings.extend(self.nodes[item as usize].strings.iter().cloned());
@@ -714,11 +727,23 @@ impl Graph {
             }
         }
         self.finite_domains = finite_domains;
+        if !composite_items.is_empty() {
+            // The matcher asks of every open string inside such an item whether it has
+            // infinitely many completions.
+            unique_strings.extend(self.nodes.iter().filter_map(|n| n.strings.clone()));
+        }
         for dfa in unique_strings {
             let key = Arc::as_ptr(&dfa) as usize;
             self.unbounded_strings.entry(key).or_insert_with(|| Arc::new(dfa.unbounded_from()));
         }
         self.compute_satisfiability();
+        self.compute_infinite();
+        if let Some((_, pointer)) = composite_items.iter().find(|(item, _)| !self.infinite[*item as usize]) {
+            return Err(GraphError::Unsupported {
+                pointer: Arc::clone(pointer),
+                what: "repeated items that are arrays or objects with finitely many values",
+            });
+        }
         self.allow_pattern_keys()?;
         Ok(())
     }
@@ -1431,40 +1456,32 @@ impl Graph {
         Ok(node.arrays)
     }
 
-    /// Whether the matcher decides `uniqueItems` exactly for these items: each item schema either
-    /// admits only literals (`null`, `true`, `false`: a value is known from its first byte) or
-    /// infinitely many values, with arrays and objects unconstrained (then an unfinished item
-    /// can always become a value not seen yet, except where its text already fixes it: a
-    /// literal, a closed string, array or object, which the matcher checks, and numbers, which
-    /// it reads with the seen values excluded).
+    /// Whether the matcher decides `uniqueItems` exactly for these items, and how it counts
+    /// them. Literals (`null`, `true`, `false`) are known from their first byte; strings and
+    /// numbers are read with the seen values excluded; arrays and objects are compared when they
+    /// close, and while open the matcher checks that some unseen value still completes them
+    /// (`Value::open_ended`, then a search of the few completions left).
     ///
-    /// Items with finitely many values (literals, or literals and a finite set of strings) are
-    /// returned with their values, for the counts of distinct items; positions with a finite set
-    /// of strings must all share one schema (then which string an item takes never matters to
-    /// the others).
-    fn unique_items_supported(&self, shape: &ArrayShape) -> Result<FiniteDomains, &'static str> {
+    /// Returns the finite domains of items with finitely many values (literals and a finite set
+    /// of strings), for the counts of distinct items, and the items that are arrays or objects:
+    /// those must have infinitely many values, which the caller checks once satisfiability is
+    /// known. Positions with a finite set of strings must all share one schema (then which
+    /// string an item takes never matters to the others).
+    fn unique_items_supported(&self, shape: &ArrayShape) -> Result<(FiniteDomains, Vec<NodeId>), &'static str> {
         if shape.contains.is_some() {
             return Err("repeated items together with contains");
         }
         let mut domains = FiniteDomains::new();
+        let mut composite = Vec::new();
         let mut string_domain: Option<NodeId> = None;
         for &item in shape.prefix.iter().chain(std::iter::once(&shape.rest)) {
             let node = &self.nodes[item as usize];
-            let plain_arrays = node
-                .arrays
-                .iter()
-                .all(|a| a.prefix.is_empty() && a.rest == ANY && a.min == 0 && a.max.is_none() && a.contains.is_none());
-            let plain_objects = node.objects.iter().all(|o| {
-                o.properties.is_empty()
-                    && o.other == ANY
-                    && o.required.is_empty()
-                    && !o.classifies_keys()
-                    && o.witnesses.is_empty()
-                    && o.min == 0
-                    && o.max.is_none()
-            });
-            if node.counted_strings.is_some() || !plain_arrays || !plain_objects {
-                return Err("repeated items that are constrained arrays or objects, or long counted strings");
+            if node.counted_strings.is_some() {
+                return Err("repeated items that are long counted strings");
+            }
+            if !node.arrays.is_empty() || !node.objects.is_empty() {
+                composite.push(item);
+                continue;
             }
             if infinitely_many_values(node) {
                 continue;
@@ -1475,20 +1492,71 @@ impl Graph {
             let mut values: Vec<super::unique::Canon> =
                 literals(node).iter().map(super::unique::Canon::literal).collect();
             if let Some(strings) = &node.strings {
+                let decoded = decoded_strings(strings);
+                // More distinct strings than any count of items can reach: never exhausted.
+                if decoded.language_size() == Some(u64::MAX) {
+                    continue;
+                }
                 if string_domain.is_some_and(|other| other != item) {
                     return Err("repeated items from different finite sets of strings");
                 }
                 string_domain = Some(item);
-                let decoded = decoded_strings(strings);
-                let texts = decoded.finite_language(64).ok_or("repeated items from more than 64 strings")?;
-                for text in texts {
-                    let text = String::from_utf8(text).map_err(|_| "strings that are not UTF-8")?;
-                    values.push(super::unique::Canon::String(text));
+                match decoded.finite_language(MAX_UNIQUE_STRING_DOMAIN) {
+                    Some(texts) => {
+                        for text in texts {
+                            let text = String::from_utf8(text).map_err(|_| "strings that are not UTF-8")?;
+                            values.push(super::unique::Canon::String(text));
+                        }
+                    }
+                    // Too many to list: counted, when no literal shares the position.
+                    None if values.is_empty() => {
+                        let size = decoded.language_size().expect("a finite language");
+                        let domain = super::unique::ItemDomain::Strings { size, decoded: Arc::new(decoded) };
+                        domains.insert(item, Arc::new(domain));
+                        continue;
+                    }
+                    None => return Err("repeated items from more than 4096 strings beside literals"),
                 }
             }
-            domains.insert(item, Arc::new(values));
+            domains.insert(item, Arc::new(super::unique::ItemDomain::Values(values)));
         }
-        Ok(domains)
+        Ok((domains, composite))
+    }
+
+    /// Which nodes have infinitely many values: a least fixpoint over satisfiable nodes, so a
+    /// node counts only through a part some value of it really uses. Sound, not complete: an
+    /// array with `contains` or an object with a pending witness counts only through its other
+    /// parts. The matcher treats a node it does not count as possibly finite, and searches.
+    fn compute_infinite(&mut self) {
+        let n = self.nodes.len();
+        let mut infinite = vec![false; n];
+        loop {
+            let mut changed = false;
+            for id in 0..n {
+                if !infinite[id] && self.satisfiable[id] && self.node_infinite(&self.nodes[id], &infinite) {
+                    infinite[id] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        self.infinite = infinite;
+    }
+
+    fn node_infinite(&self, node: &Node, infinite: &[bool]) -> bool {
+        let sat = &self.satisfiable;
+        infinitely_many_values_of_scalars(node)
+            || node.arrays.iter().any(|a| {
+                a.contains.is_none()
+                    && array_has_witness(Some(&self.finite_domains), a, sat)
+                    && array_infinite(a, sat, infinite)
+            })
+            || node
+                .objects
+                .iter()
+                .any(|o| o.witnesses.is_empty() && object_has_witness(o, sat) && object_infinite(o, sat, infinite))
     }
 
     /// Which nodes admit a value: the least fixpoint, so a recursive schema counts only when it
@@ -1551,7 +1619,7 @@ fn drop_subsumed_objects(shapes: &mut Vec<ObjectShape>) {
 }
 
 /// The values of each item schema with finitely many, under `uniqueItems`.
-pub(crate) type FiniteDomains = HashMap<NodeId, Arc<Vec<super::unique::Canon>>>;
+pub(crate) type FiniteDomains = HashMap<NodeId, Arc<super::unique::ItemDomain>>;
 
 /// Most shapes of differing evaluations that `unevaluated*` combines (`2^n - 1` combinations).
 const MAX_EVALUATION_SHAPES: usize = 6;
@@ -1614,11 +1682,48 @@ fn strongest_witnesses<'a>(witnesses: impl Iterator<Item = &'a KeyWitness>) -> V
 }
 
 /// Whether a node admits infinitely many values (by JSON value, not spelling).
+/// Whether a node without arrays or objects has infinitely many values.
 fn infinitely_many_values(node: &Node) -> bool {
-    !node.arrays.is_empty()
-        || !node.objects.is_empty()
-        || node.strings.as_ref().is_some_and(|d| d.language_size().is_none())
+    debug_assert!(node.arrays.is_empty() && node.objects.is_empty());
+    infinitely_many_values_of_scalars(node)
+}
+
+/// Whether the strings or numbers of a node have infinitely many values. Strings admitted by
+/// length count when their length may reach 4: more than 2^64 strings of the 1,112,064 code
+/// points, more than any count of items reaches.
+fn infinitely_many_values_of_scalars(node: &Node) -> bool {
+    node.strings.as_ref().is_some_and(|d| d.language_size().is_none())
+        || node.counted_strings.is_some_and(|r| r.max.is_none_or(|max| max >= 4 && max >= r.min))
         || node.numbers.iter().any(|c| c.has_infinitely_many_values())
+}
+
+/// Whether a satisfiable array shape without `contains` has infinitely many values, given which
+/// nodes do: items from a satisfiable position on that has infinitely many, or unboundedly many
+/// items (distinct ones under `uniqueItems`).
+fn array_infinite(shape: &ArrayShape, sat: &[bool], infinite: &[bool]) -> bool {
+    let reachable = reachable_items(shape, sat).min(shape.max.unwrap_or(u64::MAX));
+    let unbounded_length =
+        shape.max.is_none() && reachable == u64::MAX && (shape.unique.is_none() || infinite[shape.rest as usize]);
+    let infinite_position =
+        shape.prefix.iter().take(reachable.min(shape.prefix.len() as u64) as usize).any(|&i| infinite[i as usize])
+            || (reachable > shape.prefix.len() as u64 && infinite[shape.rest as usize]);
+    unbounded_length || infinite_position
+}
+
+/// Whether a satisfiable object shape without a witness has infinitely many values, given which
+/// nodes do: unboundedly many unnamed keys may be added, or a member that some value of the
+/// shape may hold has infinitely many values.
+fn object_infinite(shape: &ObjectShape, sat: &[bool], infinite: &[bool]) -> bool {
+    let required = shape.required.len() as u64;
+    let room = shape.max.is_none_or(|max| required < max);
+    let unnamed = addable_optional_keys(shape, sat, &[], &|_| true) == u64::MAX;
+    let member = |key: &String, optional: bool| {
+        let node = shape.value_schema(key);
+        sat[node as usize] && infinite[node as usize] && (!optional || room)
+    };
+    (room && unnamed)
+        || shape.required.iter().any(|k| member(k, false))
+        || shape.properties.keys().any(|k| !shape.required.contains(k) && member(k, true))
 }
 
 /// The literals a literal-only node admits.

@@ -64,12 +64,19 @@ impl Value {
             },
             Value::Array(a) => match a.phase {
                 // Under `uniqueItems` an item string with a constrained automaton may run out of
-                // unseen completions; inside an unconstrained string, or a string within an open
-                // array or object item, every text still has infinitely many.
+                // unseen completions; inside an unconstrained string, or a string within an array
+                // or object item that stays open-ended whatever the string reads, every text
+                // still has infinitely many.
                 ArrayPhase::InItem
                     if a.tracks.iter().all(|t| {
                         t.seen.is_none()
-                            || !matches!(&t.child, Some(Value::Leaf { dfa, .. }) if !Arc::ptr_eq(dfa, &graph.any_string))
+                            || match &t.child {
+                                Some(Value::Leaf { dfa, .. }) => Arc::ptr_eq(dfa, &graph.any_string),
+                                Some(container @ (Value::Object(_) | Value::Array(_))) => {
+                                    container.open_ended(graph, false)
+                                }
+                                _ => true,
+                            }
                     }) =>
                 {
                     common_context(graph, slack, a.tracks.iter().map(|t| t.child.as_ref()))
@@ -131,6 +138,29 @@ impl Value {
             Value::Number(matchers) => matchers.iter().any(NumberMatcher::is_accepting),
             Value::Object(o) => o.phase == ObjectPhase::Closed,
             Value::Array(a) => a.phase == ArrayPhase::Closed,
+        }
+    }
+
+    /// Whether infinitely many values complete this one: a sound test (false may still have
+    /// infinitely many). With `through_strings` an open string or key counts when its automaton
+    /// has infinitely many completions; without, only the structure around it does, so the
+    /// verdict holds whatever bytes the open string reads next.
+    fn open_ended(&self, graph: &Graph, through_strings: bool) -> bool {
+        match self {
+            Value::Start(node) => graph.infinite[*node as usize],
+            Value::Leaf { dfa, state } => {
+                through_strings
+                    && !dfa.is_accepting(*state)
+                    && graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize)).is_some_and(|u| u[*state as usize])
+            }
+            Value::Counted(c) => through_strings && c.open_ended(graph),
+            Value::Number(matchers) => matchers.iter().any(NumberMatcher::has_unbounded_completions),
+            Value::Object(o) => {
+                o.phase != ObjectPhase::Closed && o.tracks.iter().any(|t| t.open_ended(graph, o.phase, through_strings))
+            }
+            Value::Array(a) => {
+                a.phase != ArrayPhase::Closed && a.tracks.iter().any(|t| t.open_ended(graph, a.phase, through_strings))
+            }
         }
     }
 
@@ -318,6 +348,14 @@ impl CountedString {
         }
     }
 
+    /// Whether the length reading is open with room for 4 more code points: more than 2^64
+    /// completions.
+    fn open_ended(&self, graph: &Graph) -> bool {
+        self.counted_alive(graph)
+            && !graph.any_string.is_accepting(self.text)
+            && self.range.max.is_none_or(|max| max.saturating_sub(self.counter.count) >= 4)
+    }
+
     fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
         if self.counted_alive(graph) {
             // Each byte adds at most one code point: with `slack` to spare, the length cannot
@@ -389,6 +427,62 @@ struct ObjectTrack {
 impl ObjectTrack {
     fn shape<'g>(&self, graph: &'g Graph) -> &'g ObjectShape {
         &graph.node(self.node).objects[self.shape as usize]
+    }
+
+    /// See [`Value::open_ended`]: the current member, or a further one, has infinitely many
+    /// values (or keys). Tracks with a witness still to come are left to the search: there
+    /// which value a member takes matters.
+    fn open_ended(&self, graph: &Graph, phase: ObjectPhase, through_strings: bool) -> bool {
+        if self.pending || self.probe.is_some() {
+            return false;
+        }
+        let shape = self.shape(graph);
+        match phase {
+            ObjectPhase::InKey => {
+                // Infinitely many keys complete the one being read.
+                let key_unbounded = key_open(graph, shape, &self.seen, false)
+                    || (self.allowed_key != DEAD
+                        && shape.keys.as_ref().is_some_and(|k| k.unbounded_from[self.allowed_key as usize])
+                        && room_for_unnamed_key(graph, shape, &self.seen, false));
+                // Or it takes one slot and another stays open beside it, whichever key it
+                // becomes (in declared order it could close the others: not counted).
+                let room = shape.max.is_none_or(|max| {
+                    (self.seen.len() as u64).saturating_add(missing_required(shape, &self.seen).count() as u64 + 2)
+                        <= max
+                });
+                let unnamed = unnamed_keys_unbounded(graph, shape, &self.seen);
+                return (through_strings && key_unbounded)
+                    || (!graph.ordered
+                        && room
+                        && (unnamed || self.infinite_named_keys(graph, shape).nth(1).is_some()));
+            }
+            ObjectPhase::AfterKey | ObjectPhase::AfterColon
+                if graph.infinite[shape.value_schema(self.seen.last().expect("a key was read")) as usize] =>
+            {
+                return true;
+            }
+            ObjectPhase::InValue if self.child.as_ref().is_some_and(|c| c.open_ended(graph, through_strings)) => {
+                return true;
+            }
+            _ => {}
+        }
+        unnamed_keys_unbounded(graph, shape, &self.seen) || self.infinite_named_keys(graph, shape).next().is_some()
+    }
+
+    /// The keys named by the shape, not seen yet, that may still be added with infinitely many
+    /// values.
+    fn infinite_named_keys<'a>(
+        &'a self,
+        graph: &'a Graph,
+        shape: &'a ObjectShape,
+    ) -> impl Iterator<Item = &'a String> + 'a {
+        shape.properties.keys().chain(shape.required.iter().filter(|k| !shape.properties.contains_key(*k))).filter(
+            move |k| {
+                !self.seen.contains(k)
+                    && graph.infinite[shape.value_schema(k) as usize]
+                    && key_allowed(graph, shape, &self.seen, k, false)
+            },
+        )
     }
 
     /// The automaton and state that alone decide which bytes keep this track's key open and
@@ -496,6 +590,15 @@ fn key_open(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) 
         || shape.witnesses.first().is_some_and(|w| graph.is_satisfiable(w.fresh))
         || witness_reachable(shape, &graph.satisfiable, seen, 1);
     open && witness_ok && room_for_unnamed_key(graph, shape, seen, pending && !witness_ok)
+}
+
+/// Whether infinitely many keys not named by the shape may still be added (not every key text
+/// need lead to one, as [`key_open`] asks).
+fn unnamed_keys_unbounded(graph: &Graph, shape: &ObjectShape, seen: &[String]) -> bool {
+    key_open(graph, shape, seen, false)
+        || (shape.keys.is_some()
+            && addable_optional_keys(shape, &graph.satisfiable, seen, &|_| true) == u64::MAX
+            && room_for_unnamed_key(graph, shape, seen, false))
 }
 
 /// Whether one more key that is not named by the shape fits: within `maxProperties` beside the
@@ -769,6 +872,25 @@ impl ArrayTrack {
     fn shape<'g>(&self, graph: &'g Graph) -> &'g ArrayShape {
         &graph.node(self.node).arrays[self.shape as usize]
     }
+
+    /// See [`Value::open_ended`]: the current item, or the next one, has infinitely many values,
+    /// or the array may grow without bound. Arrays under `contains` are left to the search.
+    fn open_ended(&self, graph: &Graph, phase: ArrayPhase, through_strings: bool) -> bool {
+        let shape = self.shape(graph);
+        if self.probe.is_some() || shape.contains.is_some() {
+            return false;
+        }
+        if phase == ArrayPhase::InItem && self.child.as_ref().is_some_and(|c| c.open_ended(graph, through_strings)) {
+            return true;
+        }
+        // A next item: forced below `minItems`, else room for it. Under `uniqueItems` only
+        // finitely many of its infinitely many values are taken.
+        let next = self.count + u64::from(phase == ArrayPhase::InItem);
+        let next_open = next < shape.max.unwrap_or(u64::MAX) && graph.infinite[shape.item(next) as usize];
+        let unbounded =
+            shape.max.is_none() && shape.unique.is_none() && reachable_items(shape, &graph.satisfiable) == u64::MAX;
+        next_open || unbounded
+    }
 }
 
 /// Starts an item under `uniqueItems` with its first byte: a literal must not have been seen
@@ -796,6 +918,9 @@ fn start_unique_item(
     }
     let mut child = Value::Start(node);
     if child.feed(graph, b) != Step::Consumed {
+        return None;
+    }
+    if matches!(b, b'{' | b'[') && !container_item_live(graph, &child, &[b], seen) {
         return None;
     }
     let decoder = (b == b'"').then(StringDecoder::default);
@@ -834,12 +959,158 @@ fn unique_item_live(graph: &Graph, track: &mut ArrayTrack, b: u8, item_text: &[u
             },
         };
     }
+    container_item_live(graph, child, item_text, seen)
+}
+
+/// Whether an array or object item (its text so far `item_text`) can still end as a value not
+/// in `seen`: compared once closed; while open, it is live when infinitely many values complete
+/// it, else when a search of its completions finds an unseen one.
+fn container_item_live(graph: &Graph, child: &Value, item_text: &[u8], seen: &[Canon]) -> bool {
     let closed = match child {
         Value::Array(a) => a.phase == ArrayPhase::Closed,
         Value::Object(o) => o.phase == ObjectPhase::Closed,
-        _ => false,
+        _ => return true,
     };
-    !closed || Canon::parse(item_text).is_some_and(|value| !seen.contains(&value))
+    if closed {
+        return Canon::parse(item_text).is_some_and(|value| !seen.contains(&value));
+    }
+    child.open_ended(graph, true) || unseen_item_completes(graph, child, item_text, seen)
+}
+
+/// Most bytes [`unseen_item_completes`] feeds before assuming that an unseen value completes
+/// (only reached when the completions are very many, or their spellings very long).
+const ITEM_SEARCH_BUDGET: usize = 50_000;
+
+/// Most zeros in a row the search writes outside strings: a number's fraction could otherwise
+/// grow without end (`1.000...`) while its value stays the same.
+const MAX_ZERO_RUN: usize = 40;
+
+/// Bytes that may continue a JSON text outside strings (whitespace never changes a value, and
+/// numbers are spelled without exponents), closing bytes first so completions come early.
+const STRUCTURAL_BYTES: &[u8] = b"}],\":{[-.0123456789tfnrueals";
+
+/// Whether an open array or object item, whose every state reached so far is live, completes
+/// to a value not in `seen`. Searches depth first along canonical spellings (no insignificant
+/// whitespace, canonical string escapes, no exponents), so each completion is read about once;
+/// called only where [`Value::open_ended`] cannot tell, that is near the item's end where few
+/// completions remain.
+fn unseen_item_completes(graph: &Graph, child: &Value, item_text: &[u8], seen: &[Canon]) -> bool {
+    // The string open at the end of the text, if any; an escape begun by the real text may be
+    // finished any way (`free`).
+    let open_string = open_string_at_end(item_text);
+    let free = open_string.as_ref().is_some_and(StringDecoder::has_pending);
+    let mut stack = vec![(child.clone(), item_text.to_vec(), open_string, free)];
+    let mut budget = ITEM_SEARCH_BUDGET;
+    while let Some((value, text, string, free)) = stack.pop() {
+        let candidates: Vec<u8> = match &string {
+            Some(decoder) => (0x20..=0xFF).filter(|&b| free || decoder.canonical_next(b)).collect(),
+            None => {
+                let zeros = text.iter().rev().take_while(|&&b| b == b'0').count();
+                let number = NumberTail::of(&text);
+                STRUCTURAL_BYTES
+                    .iter()
+                    .copied()
+                    .filter(|&b| (b != b'0' || zeros < MAX_ZERO_RUN) && number.admits(b))
+                    .collect()
+            }
+        };
+        // Pushed in reverse so the first candidate is searched first.
+        for &b in candidates.iter().rev() {
+            if budget == 0 {
+                return true;
+            }
+            budget -= 1;
+            let mut next = value.clone();
+            if next.feed(graph, b) != Step::Consumed {
+                continue;
+            }
+            let mut next_text = text.clone();
+            next_text.push(b);
+            if next.is_complete(graph) {
+                if Canon::parse(&next_text).is_some_and(|v| !seen.contains(&v)) {
+                    return true;
+                }
+                continue;
+            }
+            if next.open_ended(graph, true) {
+                return true;
+            }
+            let (next_string, next_free) = match &string {
+                None if b == b'"' => (Some(StringDecoder::default()), false),
+                None => (None, false),
+                Some(decoder) => {
+                    let mut decoder = decoder.clone();
+                    match decoder.feed(b) {
+                        DecodeStep::Invalid => continue,
+                        DecodeStep::Closed => (None, false),
+                        DecodeStep::Continue => {
+                            let still_free = free && decoder.has_pending();
+                            (Some(decoder), still_free)
+                        }
+                    }
+                }
+            };
+            stack.push((next, next_text, next_string, next_free));
+        }
+    }
+    false
+}
+
+/// The number at the end of a text the search extends, to bound its spellings: an exponent
+/// only after a mantissa that is not zero (any exponent of zero is zero), and at most
+/// [`MAX_EXPONENT_DIGITS`] exponent digits.
+struct NumberTail {
+    in_number: bool,
+    nonzero_mantissa: bool,
+    exponent_digits: Option<usize>,
+}
+
+/// Most exponent digits the search writes: larger exponents move a value past any bound a
+/// finite set of numbers has.
+const MAX_EXPONENT_DIGITS: usize = 4;
+
+impl NumberTail {
+    fn of(text: &[u8]) -> NumberTail {
+        let start = text.iter().rposition(|b| !b"0123456789.eE+-".contains(b)).map_or(0, |i| i + 1);
+        let tail = &text[start..];
+        let exponent_at = tail.iter().position(|b| matches!(b, b'e' | b'E'));
+        let mantissa = &tail[..exponent_at.unwrap_or(tail.len())];
+        NumberTail {
+            in_number: !tail.is_empty(),
+            nonzero_mantissa: mantissa.iter().any(|b| matches!(b, b'1'..=b'9')),
+            exponent_digits: exponent_at.map(|at| tail[at..].iter().filter(|b| b.is_ascii_digit()).count()),
+        }
+    }
+
+    fn admits(&self, b: u8) -> bool {
+        if !self.in_number {
+            return true;
+        }
+        match (b, self.exponent_digits) {
+            (b'e', None) => self.nonzero_mantissa,
+            (b'e', Some(_)) => false,
+            (b'0'..=b'9', Some(digits)) => {
+                let most = if self.nonzero_mantissa { MAX_EXPONENT_DIGITS } else { 1 };
+                digits < most
+            }
+            _ => true,
+        }
+    }
+}
+
+/// The decoder of the string (or key) open at the end of a JSON text, if one is open.
+fn open_string_at_end(text: &[u8]) -> Option<StringDecoder> {
+    let mut open: Option<StringDecoder> = None;
+    for &b in text {
+        open = match open.take() {
+            None => (b == b'"').then(StringDecoder::default),
+            Some(mut decoder) => match decoder.feed(b) {
+                DecodeStep::Closed => None,
+                _ => Some(decoder),
+            },
+        };
+    }
+    open
 }
 
 /// Whether an array with `count` items, `found` of them matching `contains`, can still be

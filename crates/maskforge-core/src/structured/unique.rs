@@ -1,19 +1,29 @@
 //! `uniqueItems`: items compared by JSON value, and the liveness that comes with it.
 //!
-//! The graph admits `uniqueItems` only where the matcher decides it exactly (see
-//! `Graph::unique_items_supported`): items that are literals, or schemas with infinitely many
-//! values whose arrays and objects are unconstrained. An unfinished item of such a schema can
-//! always become a value not seen yet, except where its text already fixes the value: a literal
-//! (known from its first byte), a closed string, array or object (checked when it closes), a
-//! string whose automaton has finitely many completions (searched), and numbers, which are read
-//! with the seen values cut out of their constraints.
+//! The graph admits `uniqueItems` where the matcher decides it exactly (see
+//! `Graph::unique_items_supported`): items that are literals or one finite set of strings, whose
+//! values are counted here, and items with infinitely many values. An unfinished item can always
+//! become a value not seen yet, except where its text already fixes the value or leaves only a
+//! few: a literal (known from its first byte), a string whose automaton has finitely many
+//! completions (searched), a number (read with the seen values cut out of its constraints), and
+//! an array or object near its end (the matcher's `open_ended` test, then a search).
 
 use std::sync::Arc;
 
 use serde_json::Value as Json;
 
 use super::graph::{ArrayShape, FiniteDomains, Graph, NodeId};
+use crate::automata::ByteDfa;
 use crate::numbers::{Decimal, NumberConstraints, NumberMatcher};
+
+/// The values an item under `uniqueItems` may take, when finitely many.
+#[derive(Debug)]
+pub(crate) enum ItemDomain {
+    /// Literals and strings, listed.
+    Values(Vec<Canon>),
+    /// Strings only, too many to list: how many, and their decoded automaton.
+    Strings { size: u64, decoded: Arc<ByteDfa> },
+}
 
 /// A JSON value compared as JSON Schema compares: numbers by value, objects by members.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,11 +149,23 @@ pub(crate) fn distinct_positions(
         return true;
     }
     let mut positions: Vec<Vec<&Canon>> = Vec::new();
+    // Positions drawing on a domain of strings too many to list (at most one such domain, and
+    // no other position draws strings: its count alone decides).
+    let mut counted: Option<(&ItemDomain, u64)> = None;
     let mut position = count;
     while position < through {
         let node = shape.item(position);
-        match domains.get(&node) {
-            Some(domain) => {
+        match domains.get(&node).map(Arc::as_ref) {
+            Some(domain @ ItemDomain::Strings { .. }) => {
+                let rest = position >= shape.prefix.len() as u64;
+                let needed = if rest { through - position } else { 1 };
+                let total = counted.map_or(0, |(_, n)| n).saturating_add(needed);
+                counted = Some((domain, total));
+                if rest {
+                    break;
+                }
+            }
+            Some(ItemDomain::Values(domain)) => {
                 let free: Vec<&Canon> = domain.iter().filter(|v| !used.contains(v)).collect();
                 if position >= shape.prefix.len() as u64 {
                     // The rest: every position left draws from the same values.
@@ -160,6 +182,13 @@ pub(crate) fn distinct_positions(
             None => {}
         }
         position += 1;
+    }
+    if let Some((ItemDomain::Strings { size, decoded }, needed)) = counted {
+        let taken =
+            used.iter().filter(|v| matches!(v, Canon::String(s) if decoded.matches(s.as_bytes()))).count() as u64;
+        if needed > size.saturating_sub(taken) {
+            return false;
+        }
     }
     // Kuhn's augmenting paths: each position takes a value no other position holds.
     let mut holder: Vec<(&Canon, usize)> = Vec::new();
