@@ -220,6 +220,10 @@ fn structured_masks_equal_reference_masks() {
             r#"[{"ok": "value", "value": true}, {"value": true, "ok": "children"}, {"value": "ok", "ok": "value"}, {"ok": "value"}]"#,
         ),
         (
+            r#"{"type": "array", "items": {"anyOf": [{"format": "regex"}, {"const": "ok("}]}}"#,
+            r#"["(?:ok|value)+", "ok(", "[\\]ok]", "12"]"#,
+        ),
+        (
             r#"{"type": "array", "contains": {"type": "string"}, "unevaluatedItems": {"type": "integer"}}"#,
             r#"["ok", 12, "value", 1]"#,
         ),
@@ -877,6 +881,50 @@ fn unique_constrained_items_never_reach_a_dead_end() {
         }
     }
     assert!(finished > 8, "only {finished} walks finished");
+}
+
+#[test]
+fn format_regex_admits_exactly_the_ecma_patterns() {
+    let schema = r#"{"type": "object", "properties": {"re": {"type": "string", "format": "regex"}}}"#;
+    check(
+        schema,
+        &[r#"{"re": "^(?<y>\\d{4})-\\k<y>$"}"#, r#"{"re": "[]"}"#, r#"{"re": "a\u007c"}"#, r#"{"re": ""}"#],
+        &[
+            r#"{"re": "^(abc]"}"#,
+            r#"{"re": "\\a"}"#,
+            r#"{"re": "a{3,2}"}"#,
+            r#"{"re": "(?i)x"}"#,
+            r#"{"re": "\\2(a)"}"#,
+        ],
+    );
+    // Every prefix of a valid pattern is live; the first code point after which none follows is
+    // refused, wherever it sits (a JSON escape included).
+    assert!(live(schema, r#"{"re": "(a|[b-"#));
+    assert!(live(schema, r#"{"re": "\\k<name"#), "the group may come later");
+    assert!(!live(schema, r#"{"re": "a**"#));
+    assert!(!live(schema, r#"{"re": "\u0029"#), "an escaped `)` closes no group");
+    assert!(!live(schema, r#"{"re": "(a""#), "unclosed at the quote");
+    // Beside an enum the patterns are filtered; beside a pattern keyword they are diagnosed.
+    check(r#"{"enum": ["(", "a+", 1], "format": "regex"}"#, &[r#""a+""#, "1"], &[r#""(""#]);
+    // A minimum length is counted; a pattern free of syntax characters admits only patterns.
+    check(r#"{"format": "regex", "minLength": 2}"#, &[r#""ab""#, r#""\\d""#], &[r#""a""#, r#""""#, r#""(""#]);
+    check(r#"{"format": "regex", "pattern": "^[a-z]+$"}"#, &[r#""abc""#], &[r#""a(""#, r#""""#]);
+    match Compiler::without_cache().compile_json_schema(r#"{"type": "string", "format": "regex", "pattern": "^.+$"}"#) {
+        Err(Error::Schema(d)) => {
+            assert_eq!((d.code, d.keyword.as_deref()), (DiagnosticCode::UnsupportedKeyword, Some("format")))
+        }
+        other => panic!("{other:?}"),
+    }
+    match Compiler::without_cache().compile_json_schema(r#"{"type": "string", "format": "regex", "maxLength": 3}"#) {
+        Err(Error::Schema(d)) => {
+            assert_eq!((d.code, d.keyword.as_deref()), (DiagnosticCode::UnsupportedKeyword, Some("format")))
+        }
+        other => panic!("{other:?}"),
+    }
+    match Compiler::without_cache().compile_json_schema(r#"{"not": {"type": "string", "format": "regex"}}"#) {
+        Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsupportedKeyword),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -7,8 +7,9 @@
 //!
 //! Formats this module leaves out, because their language is not regular or is regular only
 //! through an automaton far too large to build:
-//! - `regex`: ECMA-262 pattern syntax nests parentheses and classes to any depth, which no
-//!   finite automaton can check; a bounded depth would refuse valid patterns.
+//! - `regex`: ECMA-262 pattern syntax nests parentheses to any depth, which no finite
+//!   automaton can check (a bounded depth would refuse valid patterns); the structured arm reads
+//!   it with a stack (`structured::pattern_syntax`).
 //! - `idn-hostname`, and `idn-email` (whose domain may hold U-labels): IDNA2008 validity depends
 //!   on Unicode normalisation (NFC), the contextual rules of RFC 5892 and the Bidi rule of
 //!   RFC 5893, which look across the whole label, and on the length of the Punycode form.

@@ -211,6 +211,13 @@ impl<'a> Lowering<'a> {
                 "maxLength",
                 format!("string length bounds above {MAX_LENGTH_BOUND} are counted by the structured backend"),
             )),
+            Ok(StringLanguage::Patterns { .. } | StringLanguage::PatternsAmong(_)) => {
+                TypeLang::Unsupported(structured(
+                    pointer,
+                    "format",
+                    "format \"regex\" nests groups to any depth, which the structured backend reads".to_string(),
+                ))
+            }
             Err(d) if d.code == DiagnosticCode::InvalidKeywordValue => return Err(d),
             // Only an error if strings survive into the final language.
             Err(d) => TypeLang::Unsupported(d),

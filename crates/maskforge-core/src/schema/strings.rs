@@ -18,7 +18,7 @@ pub(crate) const MAX_LENGTH_BOUND: u64 = 256;
 /// Known formats without an exact regular language: `regex` (pattern syntax nests without
 /// bound), the IDNA formats, and `hostname`, whose A-labels (`xn--`) must decode to valid IDNA,
 /// which no finite automaton checks. Asserting them is diagnosed rather than approximated.
-const NON_REGULAR_FORMATS: &[&str] = &["regex", "idn-hostname", "idn-email", "hostname"];
+const NON_REGULAR_FORMATS: &[&str] = &["idn-hostname", "idn-email", "hostname"];
 
 /// What the string keywords of one schema object admit.
 #[derive(Debug, Clone)]
@@ -30,6 +30,13 @@ pub(crate) enum StringLanguage {
     /// Every string whose length is in the range, when a bound is too large to unroll into an
     /// automaton: the structured arm counts code points instead.
     Counted(LengthRange),
+    /// Every ECMA-262 regular expression pattern of at least `min_length` code points
+    /// (`format: "regex"` asserted): a context-free language the structured arm reads with a
+    /// stack.
+    Patterns { min_length: u64 },
+    /// The patterns among the strings of an automaton (`format: "regex"` beside `pattern` or
+    /// other string keywords): the structured arm decides which it can express.
+    PatternsAmong(Arc<ByteDfa>),
 }
 
 /// String lengths in code points of the decoded value, `min..=max`.
@@ -127,8 +134,10 @@ pub(crate) fn string_language(
             })
         })?);
     }
+    let mut patterns = false;
     if let Some(Value::String(name)) = map.get("format") {
         if options.format_assertion {
+            patterns = name == "regex";
             if NON_REGULAR_FORMATS.contains(&name.as_str()) {
                 return Err(keyword_diag(
                     DiagnosticCode::UnsupportedKeyword,
@@ -138,7 +147,7 @@ pub(crate) fn string_language(
                 ));
             }
             // Unknown formats are annotations, as the specification says.
-            if formats::is_known_format(name) {
+            if formats::is_known_format(name) && !patterns {
                 parts.push(cached_text(TextKey::Format(name.clone()), max_states, pointer, "format", || {
                     let decoded = formats::format_language(name, max_states)
                         .expect("a known format has a language")
@@ -153,6 +162,22 @@ pub(crate) fn string_language(
                     })
                 })?);
             }
+        }
+    }
+    if patterns {
+        if counted.is_some() || max.is_some() {
+            return Err(keyword_diag(
+                DiagnosticCode::UnsupportedKeyword,
+                pointer,
+                "format",
+                "format \"regex\" together with maxLength or a minLength above 256 is not supported yet",
+            ));
+        }
+        // A minimum alone is counted beside the pattern reading; with other keywords it stays in
+        // their automaton.
+        let min_length = min.unwrap_or(0);
+        if parts.len() == usize::from(min_length > 0) {
+            return Ok(StringLanguage::Patterns { min_length });
         }
     }
     if let Some((keyword, range)) = counted {
@@ -180,6 +205,9 @@ pub(crate) fn string_language(
             )
         })?;
         language = Arc::new(both);
+    }
+    if patterns {
+        return Ok(StringLanguage::PatternsAmong(language));
     }
     Ok(StringLanguage::Texts(language))
 }

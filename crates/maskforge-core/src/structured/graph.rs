@@ -27,6 +27,9 @@ pub(crate) struct Node {
     pub(crate) strings: Option<Arc<ByteDfa>>,
     /// Further strings admitted by length alone (bounds too large for an automaton).
     pub(crate) counted_strings: Option<LengthRange>,
+    /// Further strings: every ECMA-262 regular expression pattern (`format: "regex"`) of at
+    /// least this many code points.
+    pub(crate) pattern_strings: Option<u64>,
     pub(crate) arrays: Vec<ArrayShape>,
     pub(crate) objects: Vec<ObjectShape>,
 }
@@ -447,6 +450,9 @@ pub(crate) enum GraphError {
     /// Strings with a length bound above [`MAX_LENGTH_BOUND`] combined with a language that is
     /// not a finite set of short strings, or disjoint ranges of such lengths.
     CountedStrings,
+    /// `format: "regex"` met with a pattern, a length bound or a long list of strings, or under
+    /// `propertyNames`.
+    PatternStrings,
     /// A node would keep more than [`MAX_SHAPES_PER_NODE`] object or array shapes.
     TooManyShapes,
     /// A complement or an evaluation the graph cannot express, at the pointer of the keyword
@@ -488,6 +494,7 @@ impl Graph {
             numbers: vec![Arc::new(NumberConstraints::default())],
             strings: Some(any_string),
             counted_strings: None,
+            pattern_strings: None,
             arrays: vec![ArrayShape::free(0, None)],
             objects: vec![ObjectShape::plain(BTreeMap::new(), ANY, BTreeSet::new(), 0, None)],
         });
@@ -624,6 +631,7 @@ impl Graph {
             && node.numbers.is_empty()
             && node.strings.is_none()
             && node.counted_strings.is_none()
+            && node.pattern_strings.is_none()
             && node.arrays.is_empty()
             && node.objects.is_empty();
         Ok(if empty { NEVER } else { id })
@@ -788,6 +796,9 @@ impl Graph {
                 let node = &self.nodes[node as usize];
                 if node.counted_strings.is_some() {
                     return Err(GraphError::CountedStrings);
+                }
+                if node.pattern_strings.is_some() {
+                    return Err(GraphError::PatternStrings);
                 }
                 let texts = node.strings.as_deref().cloned().unwrap_or_else(ByteDfa::empty);
                 Some(decoded_strings(&texts))
@@ -954,6 +965,10 @@ impl Graph {
             numbers: x.numbers.iter().chain(&y.numbers).cloned().collect(),
             strings,
             counted_strings,
+            pattern_strings: match (x.pattern_strings, y.pattern_strings) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
             arrays: x.arrays.iter().chain(&y.arrays).cloned().collect(),
             objects: x.objects.iter().chain(&y.objects).cloned().collect(),
         })
@@ -999,6 +1014,32 @@ impl Graph {
         Ok((!within.is_empty_language()).then_some(within))
     }
 
+    /// The strings of an automaton that are ECMA-262 patterns, in every spelling (`format:
+    /// "regex"` beside `pattern`, `enum` or `const`): all of them when no decoded string holds a
+    /// syntax character (each is then a run of literal characters), else the patterns among at
+    /// most [`MAX_UNIQUE_STRING_DOMAIN`] strings.
+    pub(crate) fn patterns_among(&self, dfa: &ByteDfa) -> Result<ByteDfa, GraphError> {
+        let decoded = decoded_strings(dfa);
+        let syntax_free = (0..decoded.state_count() as StateId)
+            .all(|s| b"^$\\.*+?()[]{}|".iter().all(|&b| decoded.next(s, b) == crate::automata::DEAD));
+        if syntax_free {
+            return Ok(dfa.clone());
+        }
+        let values = decoded.finite_language(MAX_UNIQUE_STRING_DOMAIN).ok_or(GraphError::PatternStrings)?;
+        let literals: Vec<Re> = values
+            .iter()
+            .filter_map(|v| std::str::from_utf8(v).ok())
+            .filter(|v| super::pattern_syntax::is_pattern(v))
+            .map(json::string_literal)
+            .collect();
+        if literals.is_empty() {
+            return Ok(ByteDfa::empty());
+        }
+        Re::alt(literals)
+            .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
+            .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))
+    }
+
     /// Top-level intersection; children become (pending) conjunction nodes.
     fn intersect_content(&mut self, x: &Node, y: &Node) -> Result<Node, GraphError> {
         let mut node =
@@ -1028,6 +1069,25 @@ impl Graph {
         }
         if let (Some(p), Some(q)) = (&x.counted_strings, &y.counted_strings) {
             ranges.extend(p.intersect(q));
+        }
+        // Patterns meet patterns, every string, or a short list of strings (filtered); beside
+        // anything else their intersection is not expressible.
+        if let (Some(a), Some(b)) = (x.pattern_strings, y.pattern_strings) {
+            node.pattern_strings = Some(a.max(b));
+        }
+        for (patterns, other) in [(x, y), (y, x)] {
+            let (Some(min), None) = (patterns.pattern_strings, other.pattern_strings) else { continue };
+            if other.counted_strings.is_some() {
+                return Err(GraphError::PatternStrings);
+            }
+            match &other.strings {
+                Some(dfa) if Arc::ptr_eq(dfa, &self.any_string) => {
+                    node.pattern_strings = Some(node.pattern_strings.map_or(min, |m| m.min(min)));
+                }
+                Some(dfa) if min == 0 => automata.push(Arc::new(self.patterns_among(dfa)?)),
+                Some(_) => return Err(GraphError::PatternStrings),
+                None => {}
+            }
         }
         let mut strings: Option<Arc<ByteDfa>> = None;
         for dfa in automata.into_iter().filter(|d| !d.is_empty_language()) {
@@ -1153,6 +1213,9 @@ impl Graph {
         base.null = !x.null;
         base.true_ = !x.true_;
         base.false_ = !x.false_;
+        if x.pattern_strings.is_some() {
+            return Err(unsupported("strings that are not regular expressions (format \"regex\")"));
+        }
         (base.strings, base.counted_strings) = match (&x.strings, &x.counted_strings) {
             (None, None) => (Some(Arc::clone(&self.any_string)), None),
             (Some(d), None) => {
@@ -1692,7 +1755,8 @@ fn infinitely_many_values(node: &Node) -> bool {
 /// length count when their length may reach 4: more than 2^64 strings of the 1,112,064 code
 /// points, more than any count of items reaches.
 fn infinitely_many_values_of_scalars(node: &Node) -> bool {
-    node.strings.as_ref().is_some_and(|d| d.language_size().is_none())
+    node.pattern_strings.is_some()
+        || node.strings.as_ref().is_some_and(|d| d.language_size().is_none())
         || node.counted_strings.is_some_and(|r| r.max.is_none_or(|max| max >= 4 && max >= r.min))
         || node.numbers.iter().any(|c| c.has_infinitely_many_values())
 }
@@ -1755,6 +1819,7 @@ fn node_has_witness(domains: Option<&FiniteDomains>, node: &Node, sat: &[bool]) 
         || !node.numbers.is_empty()
         || node.strings.is_some()
         || node.counted_strings.is_some()
+        || node.pattern_strings.is_some()
         || node.arrays.iter().any(|a| array_has_witness(domains, a, sat))
         || node.objects.iter().any(|o| object_has_witness(o, sat))
 }

@@ -49,6 +49,10 @@ struct DynamicScope {
     anchors: BTreeMap<String, String>,
 }
 
+/// A node's strings: those of an automaton, those admitted by length alone, and ECMA-262
+/// patterns of at least this many code points.
+type StringParts = (Option<Arc<ByteDfa>>, Option<LengthRange>, Option<u64>);
+
 impl DynamicScope {
     fn fingerprint(&self) -> String {
         let mut out = self.recursive.clone().unwrap_or_default();
@@ -198,7 +202,7 @@ impl<'a> Lowering<'a> {
         } else {
             self.numbers(map, pointer, types)?;
         }
-        (node.strings, node.counted_strings) = self.strings(map, pointer, types.string)?;
+        (node.strings, node.counted_strings, node.pattern_strings) = self.strings(map, pointer, types.string)?;
         if let Some(shape) = self.array(map, pointer, types.array)? {
             node.arrays.push(shape);
         }
@@ -472,21 +476,28 @@ impl<'a> Lowering<'a> {
     }
 
     /// The strings a schema object admits: as an automaton, or by length alone.
-    fn strings(
-        &mut self,
-        map: &Map<String, Value>,
-        pointer: &str,
-        admitted: bool,
-    ) -> Lowered<(Option<Arc<ByteDfa>>, Option<LengthRange>)> {
+    fn strings(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<StringParts> {
         check_string_keywords(map, pointer, self.draft)?;
         if !admitted {
-            return Ok((None, None));
+            return Ok((None, None, None));
         }
         Ok(match string_language(map, pointer, self.draft, self.options)? {
-            StringLanguage::Any => (Some(Arc::clone(&self.graph.any_string)), None),
-            StringLanguage::Texts(dfa) if dfa.is_empty_language() => (None, None),
-            StringLanguage::Texts(dfa) => (Some(dfa), None),
-            StringLanguage::Counted(range) => (None, Some(range)),
+            StringLanguage::Any => (Some(Arc::clone(&self.graph.any_string)), None, None),
+            StringLanguage::Texts(dfa) if dfa.is_empty_language() => (None, None, None),
+            StringLanguage::Texts(dfa) => (Some(dfa), None, None),
+            StringLanguage::Counted(range) => (None, Some(range), None),
+            StringLanguage::Patterns { min_length } => (None, None, Some(min_length)),
+            StringLanguage::PatternsAmong(dfa) => {
+                let among = self.graph.patterns_among(&dfa).map_err(|_| {
+                    Diagnostic::new(
+                        DiagnosticCode::UnsupportedKeyword,
+                        crate::schema::pointer_push(pointer, "format"),
+                        "format \"regex\" together with a pattern that admits regular-expression syntax characters and infinitely many strings is not supported yet",
+                    )
+                    .with_keyword("format")
+                })?;
+                (Some(Arc::new(among)), None, None)
+            }
         })
     }
 

@@ -8,6 +8,7 @@ use super::graph::{
     addable_optional_keys, contains_reachable, reachable_items, witness_reachable, ArrayShape, Graph, NodeId,
     ObjectShape,
 };
+use super::pattern_syntax::PatternSyntax;
 use super::strings::{CodePointCounter, DecodeStep, StringDecoder};
 use super::unique::{self, Canon};
 use crate::automata::{ByteDfa, StateId, DEAD};
@@ -39,6 +40,8 @@ enum Value {
     },
     /// Strings admitted by length alone, with the node's other strings alongside.
     Counted(Box<CountedString>),
+    /// Strings read as ECMA-262 patterns, with the node's other strings alongside.
+    Pattern(Box<PatternString>),
     /// One matcher per constraint set still alive (a disjunction).
     Number(Vec<NumberMatcher>),
     Object(Box<ObjectValue>),
@@ -53,6 +56,7 @@ impl Value {
         match self {
             Value::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
             Value::Counted(c) => c.string_context(graph, slack),
+            Value::Pattern(p) => p.string_context(),
             Value::Object(o) => match o.phase {
                 ObjectPhase::InKey => {
                     let mut contexts = o.tracks.iter().map(|t| t.key_context(graph, o.key_text));
@@ -94,6 +98,7 @@ impl Value {
         match self {
             Value::Leaf { dfa, state } => !dfa.is_accepting(*state),
             Value::Counted(c) => !c.is_complete(graph),
+            Value::Pattern(p) => !p.is_complete(),
             Value::Object(o) => match o.phase {
                 ObjectPhase::InKey => true,
                 ObjectPhase::InValue => child_in_string(o.tracks.first().and_then(|t| t.child.as_ref())),
@@ -126,7 +131,7 @@ impl Value {
                             && t.child.as_ref().is_some_and(Value::string_content_forgotten)
                     })
             }
-            Value::Start(_) | Value::Number(_) | Value::Counted(_) => false,
+            Value::Start(_) | Value::Number(_) | Value::Counted(_) | Value::Pattern(_) => false,
         }
     }
 
@@ -135,6 +140,7 @@ impl Value {
             Value::Start(_) => false,
             Value::Leaf { dfa, state } => dfa.is_accepting(*state),
             Value::Counted(c) => c.is_complete(graph),
+            Value::Pattern(p) => p.is_complete(),
             Value::Number(matchers) => matchers.iter().any(NumberMatcher::is_accepting),
             Value::Object(o) => o.phase == ObjectPhase::Closed,
             Value::Array(a) => a.phase == ArrayPhase::Closed,
@@ -154,6 +160,8 @@ impl Value {
                     && graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize)).is_some_and(|u| u[*state as usize])
             }
             Value::Counted(c) => through_strings && c.open_ended(graph),
+            // A valid pattern followed by `a` is valid: every open reading has infinitely many.
+            Value::Pattern(p) => through_strings && p.reading.as_ref().is_some_and(|r| !r.closed),
             Value::Number(matchers) => matchers.iter().any(NumberMatcher::has_unbounded_completions),
             Value::Object(o) => {
                 o.phase != ObjectPhase::Closed && o.tracks.iter().any(|t| t.open_ended(graph, o.phase, through_strings))
@@ -174,6 +182,19 @@ impl Value {
             b'n' if n.null => leaf(&graph.literal_null),
             b't' if n.true_ => leaf(&graph.literal_true),
             b'f' if n.false_ => leaf(&graph.literal_false),
+            b'"' if n.pattern_strings.is_some() => {
+                let alt = n.strings.as_ref().and_then(|dfa| {
+                    let state = dfa.next(dfa.start(), b);
+                    (state != DEAD).then(|| (Arc::clone(dfa), state))
+                });
+                let reading = PatternReading {
+                    decoder: StringDecoder::default(),
+                    syntax: PatternSyntax::default(),
+                    min_length: n.pattern_strings.unwrap_or(0),
+                    closed: false,
+                };
+                Some(Value::Pattern(Box::new(PatternString { reading: Some(reading), alt })))
+            }
             b'"' => {
                 let automaton = n.strings.as_ref().and_then(leaf);
                 match n.counted_strings {
@@ -298,6 +319,7 @@ impl Value {
                 }
             }
             Value::Counted(string) => string.feed(graph, b),
+            Value::Pattern(string) => string.feed(b),
             Value::Object(object) => object.feed(graph, b),
             Value::Array(array) => array.feed(graph, b),
         }
@@ -363,6 +385,74 @@ impl CountedString {
             let roomy = self.range.max.is_none_or(|max| self.counter.count.saturating_add(slack) <= max);
             let open = !graph.any_string.is_accepting(self.text);
             return (roomy && open).then_some((&graph.any_string, self.text));
+        }
+        self.alt.as_ref().filter(|(dfa, state)| !dfa.is_accepting(*state)).map(|(dfa, state)| (dfa, *state))
+    }
+}
+
+/// A string read as an ECMA-262 pattern (`format: "regex"`): its decoded text runs through the
+/// pattern reader; the node's other strings, if any, run alongside on their automaton.
+#[derive(Debug, Clone)]
+struct PatternString {
+    /// `None` once the text can no longer be a pattern.
+    reading: Option<PatternReading>,
+    alt: Option<(Arc<ByteDfa>, StateId)>,
+}
+
+#[derive(Debug, Clone)]
+struct PatternReading {
+    decoder: StringDecoder,
+    syntax: PatternSyntax,
+    /// `minLength`, in code points: a pattern can always grow to it (by `a`s).
+    min_length: u64,
+    /// The closing quote was read (after a valid pattern).
+    closed: bool,
+}
+
+impl PatternReading {
+    /// The reading after `b`, if the text may still be (or now is) a pattern.
+    fn fed(&self, b: u8) -> Option<PatternReading> {
+        if self.closed {
+            return None;
+        }
+        let mut next = self.clone();
+        let before = next.decoder.value().len();
+        match next.decoder.feed(b) {
+            DecodeStep::Invalid => None,
+            DecodeStep::Closed => {
+                next.closed = true;
+                let long_enough = next.decoder.value().chars().count() as u64 >= next.min_length;
+                (long_enough && next.syntax.is_accepting()).then_some(next)
+            }
+            DecodeStep::Continue => {
+                let PatternReading { decoder, syntax, .. } = &mut next;
+                decoder.value()[before..].chars().all(|c| syntax.feed(c)).then_some(next)
+            }
+        }
+    }
+}
+
+impl PatternString {
+    fn is_complete(&self) -> bool {
+        self.reading.as_ref().is_some_and(|r| r.closed)
+            || self.alt.as_ref().is_some_and(|(dfa, s)| dfa.is_accepting(*s))
+    }
+
+    fn feed(&mut self, b: u8) -> Step {
+        let reading = self.reading.as_ref().and_then(|r| r.fed(b));
+        let alt = self.alt.as_ref().map(|(dfa, state)| (dfa, dfa.next(*state, b))).filter(|(_, s)| *s != DEAD);
+        if reading.is_none() && alt.is_none() {
+            return if self.is_complete() { Step::NotMine } else { Step::Rejected };
+        }
+        self.alt = alt.map(|(dfa, state)| (Arc::clone(dfa), state));
+        self.reading = reading;
+        Step::Consumed
+    }
+
+    /// Only the other strings' automaton, once the pattern reading is over.
+    fn string_context(&self) -> Option<(&Arc<ByteDfa>, StateId)> {
+        if self.reading.is_some() {
+            return None;
         }
         self.alt.as_ref().filter(|(dfa, state)| !dfa.is_accepting(*state)).map(|(dfa, state)| (dfa, *state))
     }

@@ -9,6 +9,7 @@
 mod graph;
 mod lower;
 mod matcher;
+mod pattern_syntax;
 mod strings;
 mod unique;
 
@@ -112,6 +113,10 @@ fn graph_diagnostic(error: graph::GraphError) -> Diagnostic {
                 "a string length bound above {} combined with a pattern, format or long strings is not supported yet",
                 crate::schema::strings::MAX_LENGTH_BOUND
             ),
+        ),
+        PatternStrings => (
+            DiagnosticCode::UnsupportedKeyword,
+            "format \"regex\" together with a pattern, length bound, long list of strings or propertyNames is not supported yet".to_string(),
         ),
         TwoContains => (
             DiagnosticCode::UnsupportedKeyword,
