@@ -224,6 +224,11 @@ fn structured_masks_equal_reference_masks() {
             r#"["(?:ok|value)+", "ok(", "[\\]ok]", "12"]"#,
         ),
         (
+            // Tracks inside different string automata at once: the union of their rows.
+            r#"{"type": "array", "items": {"anyOf": [{"type": "object", "properties": {"ok": {"type": "string", "pattern": "^va"}}}, {"type": "object", "properties": {"ok": {"enum": ["value", "children"], "maxLength": 8}}, "required": ["ok"]}, {"type": "object", "properties": {"ok": {"type": "string", "maxLength": 300}}}]}}"#,
+            r#"[{"ok": "value"}, {"ok": "children"}, {"ok": "vab\"ok"}, {"ok": "x"}]"#,
+        ),
+        (
             r#"{"type": "array", "contains": {"type": "string"}, "unevaluatedItems": {"type": "integer"}}"#,
             r#"["ok", 12, "value", 1]"#,
         ),

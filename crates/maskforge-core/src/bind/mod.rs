@@ -236,33 +236,39 @@ impl BoundInner {
             unreachable!("structured masks exist for structured schemas only")
         };
         let graph = &program.graph;
-        match matcher.string_context(graph, strings.longest_token) {
-            Some((string, state)) => {
-                let split = self.string_split(strings, string, state);
-                out.copy_from_slice(&split.inside);
-                // The closing tokens, walked as a trie from inside the string: tokens that share
-                // the bytes up to the quote replay them on the matcher once.
-                let start = WalkState::InString {
-                    entry: Arc::new(matcher.clone()),
-                    string: Arc::clone(string),
-                    state,
-                    len: 0,
-                    bytes: [0; IN_STRING_BYTES],
-                };
-                // When the content is forgotten at the close, one replay per closing state of the
-                // string automaton serves every token.
-                let mut replays: HashMap<StateId, Option<DocumentMatcher>> = HashMap::new();
-                let memo = matcher.string_content_forgotten().then_some(&mut replays);
-                let mut memo = memo;
-                split.closing.walk(
-                    start,
-                    |walk, byte| walk.step_memo(graph, strings.longest_token, byte, memo.as_deref_mut()),
-                    |_, ids| {
-                        for &id in ids {
-                            mask::set_bit(out, id);
-                        }
-                    },
-                );
+        match matcher.string_contexts(graph, strings.longest_token) {
+            Some(contexts) => {
+                // Inside strings: each track's automaton decides the tokens that stay inside
+                // (their union is admitted); the tokens that close a string are walked from it.
+                out.fill(0);
+                for &(string, state) in &contexts {
+                    let split = self.string_split(strings, string, state);
+                    for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
+                        *word |= inside;
+                    }
+                    // The closing tokens, walked as a trie from inside the string: tokens that
+                    // share the bytes up to the quote replay them on the matcher once.
+                    let start = WalkState::InString {
+                        entry: Arc::new(matcher.clone()),
+                        string: Arc::clone(string),
+                        state,
+                        len: 0,
+                        bytes: [0; IN_STRING_BYTES],
+                    };
+                    // When the content is forgotten at the close (one track, whose automaton
+                    // alone read it), one replay per closing state serves every token.
+                    let mut replays: HashMap<StateId, Option<DocumentMatcher>> = HashMap::new();
+                    let mut memo = (contexts.len() == 1 && matcher.string_content_forgotten()).then_some(&mut replays);
+                    split.closing.walk(
+                        start,
+                        |walk, byte| walk.step_memo(graph, strings.longest_token, byte, memo.as_deref_mut()),
+                        |_, ids| {
+                            for &id in ids {
+                                mask::set_bit(out, id);
+                            }
+                        },
+                    );
+                }
             }
             None => {
                 // One pruned walk of the byte trie. The matcher is cloned at each node, except

@@ -49,23 +49,27 @@ enum Value {
 }
 
 impl Value {
-    /// The open string (or literal) this value is inside, when the enclosing structure does not
-    /// constrain its content: its automaton and state. Every token of at most `slack` bytes that
-    /// stays inside the string on that automaton must be admitted here.
-    fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
-        match self {
+    /// The open strings (or literals) this value is inside, one per track that reads one, when
+    /// the enclosing structure does not constrain their content: each automaton and state,
+    /// added to `out` once. Every token of at most `slack` bytes that stays inside one of them
+    /// on its automaton must be admitted here. False when some track is not inside such a
+    /// string (`out` is then unspecified).
+    fn string_contexts<'a>(&'a self, graph: &'a Graph, slack: u64, out: &mut Contexts<'a>) -> bool {
+        let single = match self {
             Value::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
             Value::Counted(c) => c.string_context(graph, slack),
             Value::Pattern(p) => p.string_context(),
-            Value::Object(o) => match o.phase {
-                ObjectPhase::InKey => {
-                    let mut contexts = o.tracks.iter().map(|t| t.key_context(graph, o.key_text));
-                    let first = contexts.next()??;
-                    contexts.all(|c| c.is_some_and(|c| Arc::ptr_eq(c.0, first.0) && c.1 == first.1)).then_some(first)
+            Value::Object(o) => {
+                return match o.phase {
+                    ObjectPhase::InKey => {
+                        o.tracks.iter().all(|t| t.key_context(graph, o.key_text).is_some_and(|c| push_context(out, c)))
+                    }
+                    ObjectPhase::InValue => {
+                        children_contexts(graph, slack, o.tracks.iter().map(|t| t.child.as_ref()), out)
+                    }
+                    _ => false,
                 }
-                ObjectPhase::InValue => common_context(graph, slack, o.tracks.iter().map(|t| t.child.as_ref())),
-                _ => None,
-            },
+            }
             Value::Array(a) => match a.phase {
                 // Under `uniqueItems` an item string with a constrained automaton may run out of
                 // unseen completions; inside an unconstrained string, or a string within an array
@@ -83,12 +87,20 @@ impl Value {
                             }
                     }) =>
                 {
-                    common_context(graph, slack, a.tracks.iter().map(|t| t.child.as_ref()))
+                    return children_contexts(graph, slack, a.tracks.iter().map(|t| t.child.as_ref()), out);
                 }
                 _ => None,
             },
             Value::Start(_) | Value::Number(_) => None,
-        }
+        };
+        single.is_some_and(|c| push_context(out, c))
+    }
+
+    /// The one open string this value is inside, when every track reads the same (see
+    /// [`Value::string_contexts`]).
+    fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
+        let mut contexts = Contexts::new();
+        (self.string_contexts(graph, slack, &mut contexts) && contexts.len() == 1).then(|| contexts[0])
     }
 
     /// Whether the innermost open value is a string (or key) still open: whitespace there is
@@ -458,20 +470,25 @@ impl PatternString {
     }
 }
 
-/// The string context every child shares, if they share one.
-fn common_context<'a>(
+/// String automata and states a position is inside (see [`Value::string_contexts`]).
+pub(crate) type Contexts<'a> = Vec<(&'a Arc<ByteDfa>, StateId)>;
+
+/// Adds a context unless it is there already; always true.
+fn push_context<'a>(out: &mut Contexts<'a>, context: (&'a Arc<ByteDfa>, StateId)) -> bool {
+    if !out.iter().any(|c| Arc::ptr_eq(c.0, context.0) && c.1 == context.1) {
+        out.push(context);
+    }
+    true
+}
+
+/// The string contexts of every child, when each child has some.
+fn children_contexts<'a>(
     graph: &'a Graph,
     slack: u64,
     mut children: impl Iterator<Item = Option<&'a Value>>,
-) -> Option<(&'a Arc<ByteDfa>, StateId)> {
-    let first = children.next()??.string_context(graph, slack)?;
-    for child in children {
-        let other = child?.string_context(graph, slack)?;
-        if !Arc::ptr_eq(first.0, other.0) || first.1 != other.1 {
-            return None;
-        }
-    }
-    Some(first)
+    out: &mut Contexts<'a>,
+) -> bool {
+    children.all(|child| child.is_some_and(|c| c.string_contexts(graph, slack, out)))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1436,5 +1453,14 @@ impl DocumentMatcher {
             return None;
         }
         self.value.string_context(graph, slack)
+    }
+
+    /// See [`Value::string_contexts`]: `None` unless every track is inside some string.
+    pub(crate) fn string_contexts<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<Contexts<'a>> {
+        if self.trailing || !self.started {
+            return None;
+        }
+        let mut contexts = Contexts::new();
+        self.value.string_contexts(graph, slack, &mut contexts).then_some(contexts)
     }
 }
