@@ -933,18 +933,50 @@ impl Graph {
         for &op in &operands {
             self.ensure_ready(op)?;
         }
+        if !conjunction {
+            self.nodes[id as usize] = self.union_all(&operands)?;
+            self.pending[id as usize] = None;
+            return Ok(());
+        }
         let mut content = self.nodes[operands[0] as usize].clone();
         for &op in &operands[1..] {
             let other = self.nodes[op as usize].clone();
-            content = if conjunction {
-                self.intersect_content(&content, &other)?
-            } else {
-                self.union_content(&content, &other)?
-            };
+            content = self.intersect_content(&content, &other)?;
         }
         self.nodes[id as usize] = content;
         self.pending[id as usize] = None;
         Ok(())
+    }
+
+    /// The union of ready nodes. String automata are joined pairwise in a balanced tree, not
+    /// one after another: an `enum` of a thousand strings then costs about n log n state work,
+    /// not n^2.
+    fn union_all(&mut self, operands: &[NodeId]) -> Result<Node, GraphError> {
+        let mut automata: Vec<Arc<ByteDfa>> = Vec::new();
+        let mut content = Node::default();
+        for &op in operands {
+            let mut other = self.nodes[op as usize].clone();
+            if let Some(dfa) = other.strings.take() {
+                if !automata.iter().any(|a| Arc::ptr_eq(a, &dfa)) {
+                    automata.push(dfa);
+                }
+            }
+            content = self.union_content(&content, &other)?;
+        }
+        let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
+        while automata.len() > 1 {
+            let mut next = Vec::with_capacity(automata.len().div_ceil(2));
+            for pair in automata.chunks(2) {
+                next.push(match pair {
+                    [a, b] => Arc::new(a.union(b, self.max_dfa_states).map_err(limit)?),
+                    [a] => Arc::clone(a),
+                    _ => unreachable!("chunks of two"),
+                });
+            }
+            automata = next;
+        }
+        content.strings = automata.pop();
+        Ok(content)
     }
 
     fn union_content(&mut self, x: &Node, y: &Node) -> Result<Node, GraphError> {
@@ -1592,7 +1624,9 @@ impl Graph {
     /// parts. The matcher treats a node it does not count as possibly finite, and searches.
     fn compute_infinite(&mut self) {
         let n = self.nodes.len();
-        let mut infinite = vec![false; n];
+        // Strings and numbers first, once each: counting a language walks its automaton.
+        let mut infinite: Vec<bool> =
+            (0..n).map(|id| self.satisfiable[id] && infinitely_many_values_of_scalars(&self.nodes[id])).collect();
         loop {
             let mut changed = false;
             for id in 0..n {
@@ -1610,16 +1644,14 @@ impl Graph {
 
     fn node_infinite(&self, node: &Node, infinite: &[bool]) -> bool {
         let sat = &self.satisfiable;
-        infinitely_many_values_of_scalars(node)
-            || node.arrays.iter().any(|a| {
-                a.contains.is_none()
-                    && array_has_witness(Some(&self.finite_domains), a, sat)
-                    && array_infinite(a, sat, infinite)
-            })
-            || node
-                .objects
-                .iter()
-                .any(|o| o.witnesses.is_empty() && object_has_witness(o, sat) && object_infinite(o, sat, infinite))
+        node.arrays.iter().any(|a| {
+            a.contains.is_none()
+                && array_has_witness(Some(&self.finite_domains), a, sat)
+                && array_infinite(a, sat, infinite)
+        }) || node
+            .objects
+            .iter()
+            .any(|o| o.witnesses.is_empty() && object_has_witness(o, sat) && object_infinite(o, sat, infinite))
     }
 
     /// Which nodes admit a value: the least fixpoint, so a recursive schema counts only when it
