@@ -50,11 +50,11 @@ enum Value {
 
 impl Value {
     /// The open strings (or literals) this value is inside, one per track that reads one, when
-    /// the enclosing structure does not constrain their content: each automaton and state,
-    /// added to `out` once. Every token of at most `slack` bytes that stays inside one of them
-    /// on its automaton must be admitted here. False when some track is not inside such a
-    /// string (`out` is then unspecified).
-    fn string_contexts<'a>(&'a self, graph: &'a Graph, slack: u64, out: &mut Contexts<'a>) -> bool {
+    /// the enclosing structure does not constrain their content: each automaton and state is
+    /// passed to `visit`. Every token of at most `slack` bytes that stays inside one of them on
+    /// its automaton must be admitted here. False when some track is not inside such a string,
+    /// or `visit` said false.
+    fn string_contexts<'a>(&'a self, graph: &'a Graph, slack: u64, visit: &mut dyn FnMut(Context<'a>) -> bool) -> bool {
         let single = match self {
             Value::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
             Value::Counted(c) => c.string_context(graph, slack),
@@ -62,10 +62,10 @@ impl Value {
             Value::Object(o) => {
                 return match o.phase {
                     ObjectPhase::InKey => {
-                        o.tracks.iter().all(|t| t.key_context(graph, o.key_text).is_some_and(|c| push_context(out, c)))
+                        o.tracks.iter().all(|t| t.key_context(graph, o.key_text).is_some_and(&mut *visit))
                     }
                     ObjectPhase::InValue => {
-                        children_contexts(graph, slack, o.tracks.iter().map(|t| t.child.as_ref()), out)
+                        children_contexts(graph, slack, o.tracks.iter().map(|t| t.child.as_ref()), visit)
                     }
                     _ => false,
                 }
@@ -87,20 +87,27 @@ impl Value {
                             }
                     }) =>
                 {
-                    return children_contexts(graph, slack, a.tracks.iter().map(|t| t.child.as_ref()), out);
+                    return children_contexts(graph, slack, a.tracks.iter().map(|t| t.child.as_ref()), visit);
                 }
                 _ => None,
             },
             Value::Start(_) | Value::Number(_) => None,
         };
-        single.is_some_and(|c| push_context(out, c))
+        single.is_some_and(visit)
     }
 
     /// The one open string this value is inside, when every track reads the same (see
     /// [`Value::string_contexts`]).
     fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
-        let mut contexts = Contexts::new();
-        (self.string_contexts(graph, slack, &mut contexts) && contexts.len() == 1).then(|| contexts[0])
+        let mut first: Option<Context<'a>> = None;
+        let shared = self.string_contexts(graph, slack, &mut |c| match first {
+            None => {
+                first = Some(c);
+                true
+            }
+            Some(f) => Arc::ptr_eq(f.0, c.0) && f.1 == c.1,
+        });
+        first.filter(|_| shared)
     }
 
     /// Whether the innermost open value is a string (or key) still open: whitespace there is
@@ -470,25 +477,17 @@ impl PatternString {
     }
 }
 
-/// String automata and states a position is inside (see [`Value::string_contexts`]).
-pub(crate) type Contexts<'a> = Vec<(&'a Arc<ByteDfa>, StateId)>;
-
-/// Adds a context unless it is there already; always true.
-fn push_context<'a>(out: &mut Contexts<'a>, context: (&'a Arc<ByteDfa>, StateId)) -> bool {
-    if !out.iter().any(|c| Arc::ptr_eq(c.0, context.0) && c.1 == context.1) {
-        out.push(context);
-    }
-    true
-}
+/// A string automaton and state a position is inside (see [`Value::string_contexts`]).
+pub(crate) type Context<'a> = (&'a Arc<ByteDfa>, StateId);
 
 /// The string contexts of every child, when each child has some.
 fn children_contexts<'a>(
     graph: &'a Graph,
     slack: u64,
     mut children: impl Iterator<Item = Option<&'a Value>>,
-    out: &mut Contexts<'a>,
+    visit: &mut dyn FnMut(Context<'a>) -> bool,
 ) -> bool {
-    children.all(|child| child.is_some_and(|c| c.string_contexts(graph, slack, out)))
+    children.all(|child| child.is_some_and(|c| c.string_contexts(graph, slack, visit)))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1456,11 +1455,17 @@ impl DocumentMatcher {
     }
 
     /// See [`Value::string_contexts`]: `None` unless every track is inside some string.
-    pub(crate) fn string_contexts<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<Contexts<'a>> {
+    pub(crate) fn string_contexts<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<Vec<Context<'a>>> {
         if self.trailing || !self.started {
             return None;
         }
-        let mut contexts = Contexts::new();
-        self.value.string_contexts(graph, slack, &mut contexts).then_some(contexts)
+        let mut contexts: Vec<Context<'a>> = Vec::new();
+        let all = self.value.string_contexts(graph, slack, &mut |c| {
+            if !contexts.iter().any(|d| Arc::ptr_eq(d.0, c.0) && d.1 == c.1) {
+                contexts.push(c);
+            }
+            true
+        });
+        all.then_some(contexts)
     }
 }
