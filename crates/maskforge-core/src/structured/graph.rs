@@ -1578,7 +1578,7 @@ impl Graph {
                 composite.push(item);
                 continue;
             }
-            if infinitely_many_values(node) {
+            if infinitely_many_values_of_scalars(node) {
                 continue;
             }
             if !node.numbers.is_empty() {
@@ -1777,12 +1777,6 @@ fn strongest_witnesses<'a>(witnesses: impl Iterator<Item = &'a KeyWitness>) -> V
 }
 
 /// Whether a node admits infinitely many values (by JSON value, not spelling).
-/// Whether a node without arrays or objects has infinitely many values.
-fn infinitely_many_values(node: &Node) -> bool {
-    debug_assert!(node.arrays.is_empty() && node.objects.is_empty());
-    infinitely_many_values_of_scalars(node)
-}
-
 /// Whether the strings or numbers of a node have infinitely many values. Strings admitted by
 /// length count when their length may reach 4: more than 2^64 strings of the 1,112,064 code
 /// points, more than any count of items reaches.
