@@ -75,21 +75,30 @@ fn unresolvable_and_cross_draft_references_are_diagnosed() {
 
 #[test]
 fn the_drafts_metaschemas_are_bundled() {
-    // The metaschemas use `format: regex`, which is not asserted exactly: as annotations.
-    let mut options = CompilerOptions::default();
-    options.format_assertion = false;
-    options.executable_cache_bytes = 0;
-    let compiler = Compiler::new(options);
-    let metaschema = r#"{"$ref": "https://json-schema.org/draft/2020-12/schema"}"#;
-    let program = compiler.compile_json_schema(metaschema).unwrap();
-    for schema in [r#"{"type": "string"}"#, r#"{"properties": {"a": {"minimum": 1}}}"#, "true"] {
-        assert!(program.executable().accepts(schema.as_bytes()), "{schema}");
+    for format_assertion in [false, true] {
+        let mut options = CompilerOptions::default();
+        options.format_assertion = format_assertion;
+        options.executable_cache_bytes = 0;
+        let compiler = Compiler::new(options);
+        let metaschema = r#"{"$ref": "https://json-schema.org/draft/2020-12/schema"}"#;
+        let program = compiler.compile_json_schema(metaschema).unwrap();
+        let accepts = |schema: &str| program.executable().accepts(schema.as_bytes());
+        for schema in [r#"{"type": "string"}"#, r#"{"properties": {"a": {"minimum": 1}}}"#, "true"] {
+            assert!(accepts(schema), "{schema}");
+        }
+        for schema in [r#"{"type": 12}"#, r#"{"minimum": "1"}"#, r#"{"required": ["a", "a"]}"#, "1"] {
+            assert!(!accepts(schema), "{schema}");
+        }
+        // `pattern` values and `patternProperties` keys are regular expressions when formats
+        // are asserted.
+        for schema in [r#"{"pattern": "a("}"#, r#"{"patternProperties": {"a(": {}}}"#] {
+            assert_eq!(accepts(schema), !format_assertion, "{schema}");
+        }
+        assert!(accepts(r#"{"pattern": "^a+$", "patternProperties": {"^x-\\d": {}}}"#));
+        let draft7 = r##"{"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "http://json-schema.org/draft-07/schema#"}"##;
+        let program = compiler.compile_json_schema(draft7).unwrap();
+        assert!(program.executable().accepts(br#"{"items": [{"type": "null"}]}"#));
+        assert!(!program.executable().accepts(br#"{"items": 3}"#));
+        assert_eq!(program.executable().accepts(br#"{"patternProperties": {"[": {}}}"#), !format_assertion);
     }
-    for schema in [r#"{"type": 12}"#, r#"{"minimum": "1"}"#, r#"{"required": ["a", "a"]}"#, "1"] {
-        assert!(!program.executable().accepts(schema.as_bytes()), "{schema}");
-    }
-    let draft7 = r##"{"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "http://json-schema.org/draft-07/schema#"}"##;
-    let program = compiler.compile_json_schema(draft7).unwrap();
-    assert!(program.executable().accepts(br#"{"items": [{"type": "null"}]}"#));
-    assert!(!program.executable().accepts(br#"{"items": 3}"#));
 }

@@ -224,6 +224,11 @@ fn structured_masks_equal_reference_masks() {
             r#"["(?:ok|value)+", "ok(", "[\\]ok]", "12"]"#,
         ),
         (
+            // Keys that must be patterns: masks inside keys walk the vocabulary with the reader.
+            r#"{"type": "object", "propertyNames": {"format": "regex"}, "properties": {"ok(": {}, "ok": {"type": "integer"}}, "additionalProperties": {"type": "string"}}"#,
+            r#"{"ok": 12, "^(?:ok|value)+$": "12", "[\\]ok]": "value"}"#,
+        ),
+        (
             // Tracks inside different string automata at once: the union of their rows.
             r#"{"type": "array", "items": {"anyOf": [{"type": "object", "properties": {"ok": {"type": "string", "pattern": "^va"}}}, {"type": "object", "properties": {"ok": {"enum": ["value", "children"], "maxLength": 8}}, "required": ["ok"]}, {"type": "object", "properties": {"ok": {"type": "string", "maxLength": 300}}}]}}"#,
             r#"[{"ok": "value"}, {"ok": "children"}, {"ok": "vab\"ok"}, {"ok": "x"}]"#,
@@ -524,10 +529,10 @@ fn if_then_else_decides_by_the_condition() {
 }
 
 /// Whether `prefix` can still be completed to an accepted text.
-fn live(schema: &str, prefix: &str) -> bool {
+fn live(schema: &str, prefix: impl AsRef<[u8]>) -> bool {
     let program = Compiler::without_cache().compile_json_schema(schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
     let mut matcher = program.executable().start_matcher();
-    matcher.feed(prefix.as_bytes())
+    matcher.feed(prefix.as_ref())
 }
 
 #[test]
@@ -607,10 +612,10 @@ fn long_length_bounds_are_counted_in_code_points() {
             "{unit}"
         );
     }
-    assert!(live(max, &format!("\"{}", "a".repeat(300))));
-    assert!(!live(max, &format!("\"{}", "a".repeat(301))));
-    assert!(live(max, &format!("\"{}\\u00", "a".repeat(299))), "an escape in progress already counts");
-    assert!(!live(max, &format!("\"{}\\u00", "a".repeat(300))));
+    assert!(live(max, format!("\"{}", "a".repeat(300))));
+    assert!(!live(max, format!("\"{}", "a".repeat(301))));
+    assert!(live(max, format!("\"{}\\u00", "a".repeat(299))), "an escape in progress already counts");
+    assert!(!live(max, format!("\"{}\\u00", "a".repeat(300))));
     let min = r#"{"type": "string", "minLength": 300}"#;
     check(min, &[&text("x", 300), &text("😀", 1000)], &[&text("x", 299), "1"]);
     // Length alone next to an automaton of other strings, and inside other structure.
@@ -799,15 +804,15 @@ fn unique_items_over_constrained_objects_stay_live_to_the_last_byte() {
         ],
     );
     let seen = r#"[{"k": "a", "s": "x"}, {"k": "ab", "s": "x"}, "#;
-    assert!(live(closed, &format!(r#"{seen}{{"s": "x", "k": "ab""#)), "`f` may still follow");
-    assert!(!live(closed, &format!(r#"{seen}{{"s": "x", "k": "ab"}}"#)));
+    assert!(live(closed, format!(r#"{seen}{{"s": "x", "k": "ab""#)), "`f` may still follow");
+    assert!(!live(closed, format!(r#"{seen}{{"s": "x", "k": "ab"}}"#)));
     // With `f` taken, every completion of `s` closed at "x" repeats an item: the closing quote
     // is the dead byte, while "x" may still grow.
     let seen_f = r#"[{"k": "a", "s": "x", "f": true}, {"k": "ab", "s": "x", "f": true}, "#;
-    assert!(live(closed, &format!(r#"{seen_f}{{"f": true, "s": "x"#)));
-    assert!(!live(closed, &format!(r#"{seen_f}{{"f": true, "s": "x""#)));
-    assert!(live(closed, &format!(r#"{seen_f}{{"f": true, "s": "xy", "k": "a"#)));
-    assert!(live(closed, &format!(r#"{seen_f}{{"f": false, "s": "x", "k": "ab"}}]"#)));
+    assert!(live(closed, format!(r#"{seen_f}{{"f": true, "s": "x"#)));
+    assert!(!live(closed, format!(r#"{seen_f}{{"f": true, "s": "x""#)));
+    assert!(live(closed, format!(r#"{seen_f}{{"f": true, "s": "xy", "k": "a"#)));
+    assert!(live(closed, format!(r#"{seen_f}{{"f": false, "s": "x", "k": "ab"}}]"#)));
     // Arrays as items, objects inside them. A number is fixed only once it ends: `0` may still
     // become `0.5e1`.
     let nested = r#"{"type": "array", "uniqueItems": true, "items": {"type": "array", "items": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer", "minimum": 0}}, "additionalProperties": false}, "maxItems": 1}}"#;
@@ -909,6 +914,16 @@ fn format_regex_admits_exactly_the_ecma_patterns() {
     assert!(!live(schema, r#"{"re": "a**"#));
     assert!(!live(schema, r#"{"re": "\u0029"#), "an escaped `)` closes no group");
     assert!(!live(schema, r#"{"re": "(a""#), "unclosed at the quote");
+    // A code point begun but not finished is live only if one it can still become continues.
+    assert!(live(schema, r#"{"re": "a{\u003"#), "a digit may follow");
+    assert!(!live(schema, r#"{"re": "a{\u00e"#), "U+00E0..U+00EF: none is a digit");
+    assert!(!live(schema, b"{\"re\": \"a{\xcd"), "U+0340..U+037F: none is a digit");
+    assert!(live(schema, b"{\"re\": \"[\xc3\xa9-\xc3"), "U+00C0..U+00FF reaches the range start");
+    assert!(!live(schema, b"{\"re\": \"[\xc3\xa9-\xc2"), "U+0080..U+00BF: all below the range start");
+    assert!(!live(schema, b"{\"re\": \"(?<\xe2\x80"), "U+2000..U+203F: none starts a name");
+    assert!(live(schema, b"{\"re\": \"(?<a\xe2\x80"), "ZWJ or U+203F continues one");
+    assert!(!live(schema, r#"{"re": "(?<\ud835\udfce"#), "MATHEMATICAL BOLD DIGIT ZERO starts no name");
+    assert!(live(schema, r#"{"re": "(?<a\ud835\udf"#), "mathematical bold digits continue one");
     // Beside an enum the patterns are filtered; beside a pattern keyword they are diagnosed.
     check(r#"{"enum": ["(", "a+", 1], "format": "regex"}"#, &[r#""a+""#, "1"], &[r#""(""#]);
     // A minimum length is counted; a pattern free of syntax characters admits only patterns.
@@ -927,6 +942,35 @@ fn format_regex_admits_exactly_the_ecma_patterns() {
         other => panic!("{other:?}"),
     }
     match Compiler::without_cache().compile_json_schema(r#"{"not": {"type": "string", "format": "regex"}}"#) {
+        Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsupportedKeyword),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn keys_under_format_regex_are_patterns() {
+    // The drafts' metaschemas ask this of `patternProperties`.
+    let schema = r#"{"type": "object", "propertyNames": {"format": "regex", "minLength": 2},
+        "properties": {"a(": {}, "ok": {"type": "integer"}}, "additionalProperties": {"type": "string"}}"#;
+    check(
+        schema,
+        &["{}", r#"{"ok": 1, "^\\d+$": "x", "(?:a)": "y"}"#],
+        &[r#"{"a(": 1}"#, r#"{"a": "x"}"#, r#"{"ok": "x"}"#, r#"{"(": "x"}"#, r#"{"ab": "x", "ab": "y"}"#],
+    );
+    assert!(live(schema, r#"{"(a|[b-"#));
+    assert!(live(schema, r#"{"a"#), "`a(` is not a pattern, but `ab` is");
+    assert!(!live(schema, r#"{"a**"#));
+    assert!(!live(schema, r#"{"(a""#), "unclosed at the quote");
+    assert!(!live(schema, r#"{"\u0029"#), "an escaped `)` closes no group");
+    assert!(!live(schema, b"{\"a{\xcd"), "no digit begins with this byte");
+    // Once only declared keys fit, they decide alone.
+    let bounded = r#"{"type": "object", "propertyNames": {"format": "regex"}, "maxProperties": 1,
+        "properties": {"x+": {}}, "required": ["x+"]}"#;
+    assert!(live(bounded, r#"{"x"#));
+    assert!(!live(bounded, r#"{"y"#));
+    // Beside patternProperties the intersection of both key languages is not built.
+    let patterns = r#"{"type": "object", "propertyNames": {"format": "regex"}, "patternProperties": {"^a": {}}}"#;
+    match Compiler::without_cache().compile_json_schema(patterns) {
         Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsupportedKeyword),
         other => panic!("{other:?}"),
     }

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use super::pattern_syntax::is_pattern;
 use crate::automata::json_escapes::{decoded_strings, json_strings_decoding_to};
 use crate::automata::{ecma, json, ByteDfa, Re, StateId};
 use crate::numbers::NumberConstraints;
@@ -174,6 +175,10 @@ pub(crate) struct PatternProperty {
 pub(crate) struct PatternKeys {
     /// The keys `propertyNames` admits (decoded UTF-8), when it is present.
     pub(crate) names: Option<ByteDfa>,
+    /// `propertyNames` with `format: "regex"`: every key is an ECMA-262 pattern of at least
+    /// this many code points (`names` is then `None`). Only on shapes without patterns, where
+    /// every valid prefix has infinitely many pattern completions beside any seen keys.
+    pub(crate) key_syntax: Option<u64>,
     /// Schema of each signature some unnamed key has.
     pub(crate) signatures: HashMap<u64, NodeId>,
     /// Keys of each signature, as decoded UTF-8, named keys removed.
@@ -332,7 +337,7 @@ impl ObjectShape {
         }
         match &self.keys {
             None => self.other,
-            Some(keys) if keys.names.as_ref().is_some_and(|names| !names.matches(key.as_bytes())) => NEVER,
+            Some(keys) if !keys.admits_name(key) => NEVER,
             Some(keys) => keys.signatures.get(&self.signature(key)).copied().unwrap_or(NEVER),
         }
     }
@@ -359,6 +364,12 @@ impl ObjectShape {
 }
 
 impl PatternKeys {
+    /// Whether `propertyNames` admits `key`.
+    pub(crate) fn admits_name(&self, key: &str) -> bool {
+        self.names.as_ref().is_none_or(|names| names.matches(key.as_bytes()))
+            && self.key_syntax.is_none_or(|min| key.chars().count() as u64 >= min && is_pattern(key))
+    }
+
     /// Unnamed keys that can still be added with a satisfiable schema, beyond `seen_allowed`
     /// such keys already present (`u64::MAX`: unboundedly many).
     fn addable(&self, sat: &[bool], seen_allowed: impl FnOnce() -> u64) -> u64 {
@@ -772,11 +783,9 @@ impl Graph {
             let shape = self.nodes[id].objects[i].clone();
             let keys = self.pattern_keys(&shape)?;
             // Named properties outside `propertyNames` cannot occur.
-            if let Some(names) = &keys.names {
-                for (name, node) in self.nodes[id].objects[i].properties.iter_mut() {
-                    if !names.matches(name.as_bytes()) {
-                        *node = NEVER;
-                    }
+            for (name, node) in self.nodes[id].objects[i].properties.iter_mut() {
+                if !keys.admits_name(name) {
+                    *node = NEVER;
                 }
             }
             self.nodes[id].objects[i].keys = Some(Arc::new(keys));
@@ -790,18 +799,22 @@ impl Graph {
         // Keys matching exactly the patterns of `sig`, split pattern by pattern (in or out),
         // skipping every branch whose language is already empty.
         // The key universe: every key, or those `propertyNames` admits.
-        let names = match shape.names {
-            None => None,
+        let (names, key_syntax) = match shape.names {
+            None => (None, None),
             Some(node) => {
                 let node = &self.nodes[node as usize];
                 if node.counted_strings.is_some() {
                     return Err(GraphError::CountedStrings);
                 }
-                if node.pattern_strings.is_some() {
-                    return Err(GraphError::PatternStrings);
+                match node.pattern_strings {
+                    // Keys that are patterns, and nothing else asked of them.
+                    Some(min) if node.strings.is_none() && shape.patterns.is_empty() => (None, Some(min)),
+                    Some(_) => return Err(GraphError::PatternStrings),
+                    None => {
+                        let texts = node.strings.as_deref().cloned().unwrap_or_else(ByteDfa::empty);
+                        (Some(decoded_strings(&texts)), None)
+                    }
                 }
-                let texts = node.strings.as_deref().cloned().unwrap_or_else(ByteDfa::empty);
-                Some(decoded_strings(&texts))
             }
         };
         let universe = match &names {
@@ -839,6 +852,7 @@ impl Graph {
         languages.retain(|(sig, _)| signatures.contains_key(sig));
         Ok(PatternKeys {
             names,
+            key_syntax,
             signatures,
             languages,
             counts,
@@ -883,6 +897,7 @@ impl Graph {
                 let context_from = open_within_strings(&context_text);
                 let keys = PatternKeys {
                     names: keys.names.clone(),
+                    key_syntax: keys.key_syntax,
                     signatures: keys.signatures.clone(),
                     languages: Vec::new(),
                     counts: keys.counts.clone(),

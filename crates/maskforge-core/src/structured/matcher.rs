@@ -266,6 +266,7 @@ impl Value {
                     Value::Object(Box::new(ObjectValue {
                         phase: ObjectPhase::AfterOpen,
                         key: StringDecoder::default(),
+                        key_syntax: None,
                         key_text: DEAD,
                         tracks: shapes,
                     }))
@@ -445,7 +446,8 @@ impl PatternReading {
             }
             DecodeStep::Continue => {
                 let PatternReading { decoder, syntax, .. } = &mut next;
-                decoder.value()[before..].chars().all(|c| syntax.feed(c)).then_some(next)
+                let fed = decoder.value()[before..].chars().all(|c| syntax.feed(c));
+                (fed && syntax.admits_pending(decoder)).then_some(next)
             }
         }
     }
@@ -506,6 +508,9 @@ enum ObjectPhase {
 struct ObjectValue {
     phase: ObjectPhase,
     key: StringDecoder,
+    /// The key read as an ECMA-262 pattern, for tracks whose keys must be patterns
+    /// (`propertyNames` with `format: "regex"`); `None` once it cannot become one.
+    key_syntax: Option<PatternSyntax>,
     /// The key's raw text on the any-string automaton, for masks inside keys.
     key_text: StateId,
     tracks: Vec<ObjectTrack>,
@@ -596,6 +601,10 @@ impl ObjectTrack {
     /// patterns restrict keys but every open continuation still has infinitely many keys.
     fn key_context<'g>(&self, graph: &'g Graph, key_text: StateId) -> Option<(&'g Arc<ByteDfa>, StateId)> {
         let shape = self.shape(graph);
+        if keys_are_patterns(shape) {
+            // The key's syntax decides too: no automaton alone does.
+            return None;
+        }
         if key_open(graph, shape, &self.seen, self.pending) {
             return Some((&graph.any_string, key_text));
         }
@@ -783,6 +792,14 @@ fn unseen_key_completes(text: &ByteDfa, state: StateId, decoder: &StringDecoder,
 impl ObjectValue {
     fn feed_key(&mut self, graph: &Graph, b: u8) -> DecodeStep {
         self.key_text = graph.any_string.next(self.key_text, b);
+        let before = self.key.value().len();
+        let step = self.key.feed(b);
+        if let (DecodeStep::Continue, Some(syntax)) = (step, &mut self.key_syntax) {
+            let fed = self.key.value()[before..].chars().all(|c| syntax.feed(c));
+            if !fed || !syntax.admits_pending(&self.key) {
+                self.key_syntax = None;
+            }
+        }
         for track in &mut self.tracks {
             if let Some(keys) = &track.shape(graph).keys {
                 if let Some(text) = &keys.allowed_text {
@@ -793,7 +810,13 @@ impl ObjectValue {
                 }
             }
         }
-        self.key.feed(b)
+        step
+    }
+
+    /// Whether the key read so far may still become one the track's shape admits by syntax
+    /// (always, unless its keys must be patterns).
+    fn key_syntax_live(&self, graph: &Graph, track: &ObjectTrack) -> bool {
+        self.key_syntax.is_some() || !keys_are_patterns(track.shape(graph))
     }
 
     /// Starts a key on every track (the opening quote was read) and keeps the tracks for which
@@ -801,6 +824,7 @@ impl ObjectValue {
     fn start_key(&mut self, graph: &Graph) {
         self.key = StringDecoder::default();
         self.key_text = graph.any_string.next(graph.any_string.start(), b'"');
+        self.key_syntax = self.tracks.iter().any(|t| keys_are_patterns(t.shape(graph))).then(PatternSyntax::default);
         for track in &mut self.tracks {
             if let Some(keys) = &track.shape(graph).keys {
                 if let Some(text) = &keys.allowed_text {
@@ -847,9 +871,12 @@ impl ObjectValue {
             (InKey, _) => match self.feed_key(graph, b) {
                 DecodeStep::Invalid => return Step::Rejected,
                 DecodeStep::Continue => {
-                    let key = &self.key;
-                    self.tracks
-                        .retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key, t.pending));
+                    let mut tracks = std::mem::take(&mut self.tracks);
+                    tracks.retain(|t| {
+                        self.key_syntax_live(graph, t)
+                            && key_prefix_live(graph, t.shape(graph), &t.seen, &self.key, t.allowed_key, t.pending)
+                    });
+                    self.tracks = tracks;
                 }
                 DecodeStep::Closed => {
                     let key = self.key.value().to_string();
@@ -919,6 +946,13 @@ impl ObjectValue {
             Step::Consumed
         }
     }
+}
+
+/// Whether the shape's keys must be ECMA-262 patterns (see [`PatternKeys::key_syntax`]).
+///
+/// [`PatternKeys::key_syntax`]: super::graph::PatternKeys::key_syntax
+fn keys_are_patterns(shape: &ObjectShape) -> bool {
+    shape.keys.as_ref().is_some_and(|k| k.key_syntax.is_some())
 }
 
 /// The automaton of unnamed keys a track's shape allows, when patterns classify its keys.

@@ -116,7 +116,7 @@ fn graph_diagnostic(error: graph::GraphError) -> Diagnostic {
         ),
         PatternStrings => (
             DiagnosticCode::UnsupportedKeyword,
-            "format \"regex\" together with a pattern, length bound, long list of strings or propertyNames is not supported yet".to_string(),
+            "format \"regex\" together with a pattern, length bound or long list of strings, or on keys beside patternProperties or other key constraints, is not supported yet".to_string(),
         ),
         TwoContains => (
             DiagnosticCode::UnsupportedKeyword,

@@ -16,6 +16,8 @@
 
 use std::sync::OnceLock;
 
+use super::strings::StringDecoder;
+
 /// What the last term of the current alternative was, for the quantifier that may follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Last {
@@ -139,13 +141,10 @@ fn is_hex(c: char) -> Option<u32> {
     c.to_digit(16)
 }
 
-/// Sorted code point ranges of a Unicode property, read from regex-syntax's tables.
-fn property_ranges(name: &str) -> Vec<(u32, u32)> {
+/// Sorted code point ranges of a class of Unicode properties, read from regex-syntax's tables.
+fn class_ranges(class: &str) -> Vec<(u32, u32)> {
     use regex_syntax::hir::{Class, HirKind};
-    let hir = regex_syntax::ParserBuilder::new()
-        .build()
-        .parse(&format!(r"\p{{{name}}}"))
-        .expect("a Unicode property regex-syntax knows");
+    let hir = regex_syntax::ParserBuilder::new().build().parse(class).expect("a class regex-syntax knows");
     match hir.kind() {
         HirKind::Class(Class::Unicode(class)) => {
             class.ranges().iter().map(|r| (r.start() as u32, r.end() as u32)).collect()
@@ -168,14 +167,50 @@ fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
         .is_ok()
 }
 
-fn id_start(c: u32) -> bool {
+/// The first code point of `ranges` within `lo..=hi`.
+fn first_in(ranges: &[(u32, u32)], lo: u32, hi: u32) -> Option<u32> {
+    let &(start, _) = ranges.get(ranges.partition_point(|&(_, end)| end < lo))?;
+    let c = start.max(lo);
+    (c <= hi).then_some(c)
+}
+
+fn id_start_ranges() -> &'static [(u32, u32)] {
     static RANGES: OnceLock<Vec<(u32, u32)>> = OnceLock::new();
-    in_ranges(RANGES.get_or_init(|| property_ranges("ID_Start")), c)
+    RANGES.get_or_init(|| class_ranges(r"\p{ID_Start}"))
+}
+
+fn id_continue_ranges() -> &'static [(u32, u32)] {
+    static RANGES: OnceLock<Vec<(u32, u32)>> = OnceLock::new();
+    RANGES.get_or_init(|| class_ranges(r"\p{ID_Continue}"))
+}
+
+fn id_start(c: u32) -> bool {
+    in_ranges(id_start_ranges(), c)
 }
 
 fn id_continue(c: u32) -> bool {
-    static RANGES: OnceLock<Vec<(u32, u32)>> = OnceLock::new();
-    in_ranges(RANGES.get_or_init(|| property_ranges("ID_Continue")), c)
+    in_ranges(id_continue_ranges(), c)
+}
+
+/// Code points of `lo..=hi` (scalar values) that stand for all of them before the reader: every
+/// ASCII one, and beyond ASCII the highest (a class range asks for a code point at or above its
+/// start), ZWNJ and ZWJ, and the first of each identifier class (group names and identity
+/// escapes ask for one); no other rule tells non-ASCII code points apart.
+fn representatives(lo: u32, hi: u32) -> Vec<char> {
+    static CONTINUE_ONLY: OnceLock<Vec<(u32, u32)>> = OnceLock::new();
+    static OUTSIDE: OnceLock<Vec<(u32, u32)>> = OnceLock::new();
+    let mut codes: Vec<u32> = (lo..=hi.min(0x7F)).collect();
+    let lo = lo.max(0x80);
+    if lo <= hi {
+        let continue_only = CONTINUE_ONLY.get_or_init(|| class_ranges(r"[\p{ID_Continue}--\p{ID_Start}]"));
+        let outside = OUTSIDE.get_or_init(|| class_ranges(r"\P{ID_Continue}"));
+        codes.push(hi);
+        codes.extend([0x200C, 0x200D].into_iter().filter(|c| (lo..=hi).contains(c)));
+        for ranges in [id_start_ranges(), continue_only, outside] {
+            codes.extend(first_in(ranges, lo, hi));
+        }
+    }
+    codes.into_iter().filter_map(char::from_u32).collect()
 }
 
 /// `RegExpIdentifierStart` / `RegExpIdentifierPart` of a group name.
@@ -195,6 +230,16 @@ fn greater(a: &str, b: &str) -> bool {
 }
 
 impl PatternSyntax {
+    /// Whether some code point that the escape or UTF-8 sequence `decoder` is in the middle of
+    /// can still become continues the pattern (true with nothing pending).
+    pub(crate) fn admits_pending(&self, decoder: &StringDecoder) -> bool {
+        !decoder.has_pending()
+            || decoder
+                .pending_ranges()
+                .into_iter()
+                .any(|(lo, hi)| representatives(lo, hi).into_iter().any(|c| self.clone().feed(c)))
+    }
+
     /// Whether the pattern read so far is complete and valid.
     pub(crate) fn is_accepting(&self) -> bool {
         (matches!(&self.lexer, Lexer::Normal | Lexer::Decimal(_))

@@ -56,16 +56,26 @@ fn utf8_need(lead: u8) -> Option<u8> {
     }
 }
 
-/// Whether `b` may follow `prefix` inside a valid UTF-8 sequence.
-fn utf8_continues(prefix: &[u8], b: u8) -> bool {
-    let (lo, hi) = match (prefix.len(), prefix[0]) {
+/// The bytes that may follow `prefix` inside a valid UTF-8 sequence.
+fn utf8_continuations(prefix: &[u8]) -> (u8, u8) {
+    match (prefix.len(), prefix[0]) {
         (1, 0xE0) => (0xA0, 0xBF),
         (1, 0xED) => (0x80, 0x9F),
         (1, 0xF0) => (0x90, 0xBF),
         (1, 0xF4) => (0x80, 0x8F),
         _ => (0x80, 0xBF),
-    };
+    }
+}
+
+/// Whether `b` may follow `prefix` inside a valid UTF-8 sequence.
+fn utf8_continues(prefix: &[u8], b: u8) -> bool {
+    let (lo, hi) = utf8_continuations(prefix);
     (lo..=hi).contains(&b)
+}
+
+/// The code point of a surrogate pair.
+fn pair(high: u32, low: u32) -> u32 {
+    0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
 }
 
 impl StringDecoder {
@@ -181,6 +191,50 @@ impl StringDecoder {
             }
         };
         step
+    }
+
+    /// The code points the escape or UTF-8 sequence in progress can still become, as ranges of
+    /// scalar values (none when nothing is pending).
+    pub(crate) fn pending_ranges(&self) -> Vec<(u32, u32)> {
+        // The code units a `\uXXXX` escape with `digits` of them read can still spell.
+        let units = |value: u32, digits: u8| {
+            let shift = 4 * (4 - u32::from(digits));
+            (value << shift, ((value + 1) << shift) - 1)
+        };
+        let within =
+            |(lo, hi): (u32, u32), (a, b): (u32, u32)| (lo.max(a) <= hi.min(b)).then(|| (lo.max(a), hi.min(b)));
+        match self.pending {
+            Pending::None => Vec::new(),
+            Pending::Backslash => vec![(0, 0xD7FF), (0xE000, 0x10FFFF)],
+            Pending::Unicode { value, digits, high: None } => {
+                let range = units(value, digits);
+                let mut ranges: Vec<(u32, u32)> =
+                    [(0, 0xD7FF), (0xE000, 0xFFFF)].into_iter().filter_map(|bmp| within(range, bmp)).collect();
+                // A high surrogate: any code point of the pairs it starts.
+                ranges.extend(within(range, (0xD800, 0xDBFF)).map(|(lo, hi)| (pair(lo, 0xDC00), pair(hi, 0xDFFF))));
+                ranges
+            }
+            Pending::Unicode { value, digits, high: Some(high) } => within(units(value, digits), (0xDC00, 0xDFFF))
+                .map(|(lo, hi)| (pair(u32::from(high), lo), pair(u32::from(high), hi)))
+                .into_iter()
+                .collect(),
+            Pending::AfterHigh { high } | Pending::AfterHighBackslash { high } => {
+                vec![(pair(u32::from(high), 0xDC00), pair(u32::from(high), 0xDFFF))]
+            }
+            Pending::Utf8 { bytes, len, need } => {
+                // UTF-8 keeps code point order: the lowest and highest completions bound them.
+                let complete = |lowest: bool| {
+                    let mut bytes = bytes;
+                    for i in len as usize..need as usize {
+                        let (lo, hi) = utf8_continuations(&bytes[..i]);
+                        bytes[i] = if lowest { lo } else { hi };
+                    }
+                    let text = std::str::from_utf8(&bytes[..need as usize]).expect("a valid completion");
+                    text.chars().next().expect("one code point") as u32
+                };
+                vec![(complete(true), complete(false))]
+            }
+        }
     }
 
     /// Whether the partial escape or UTF-8 sequence in progress can still become `c`.
