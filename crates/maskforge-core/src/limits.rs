@@ -16,6 +16,10 @@ pub struct SchemaResourceLimits {
     pub max_nfa_states: usize,
     /// Nesting depth of the schema document.
     pub max_nesting_depth: usize,
+    /// Size of the structured backend's schema graph: its nodes plus the object and array
+    /// shapes and the named properties they hold. Complements and products of alternatives
+    /// grow it; the default keeps it to a few hundred MB.
+    pub max_graph_size: usize,
 }
 
 impl Default for SchemaResourceLimits {
@@ -26,6 +30,7 @@ impl Default for SchemaResourceLimits {
             max_dfa_states: 200_000,
             max_nfa_states: 2_000_000,
             max_nesting_depth: 256,
+            max_graph_size: 2_000_000,
         }
     }
 }

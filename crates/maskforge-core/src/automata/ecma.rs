@@ -35,6 +35,14 @@ use super::ByteDfa;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatternError {
     pub message: String,
+    /// The syntax is fine but the automaton would exceed a resource limit.
+    pub limit_exceeded: bool,
+}
+
+impl PatternError {
+    fn syntax(message: impl Into<String>) -> Self {
+        PatternError { message: message.into(), limit_exceeded: false }
+    }
 }
 
 impl std::fmt::Display for PatternError {
@@ -71,7 +79,10 @@ pub fn pattern_language(pattern: &str, max_states: usize) -> Result<ByteDfa, Pat
                 .nfa_size_limit(Some(max_states.saturating_mul(256).clamp(8 << 20, 64 << 20))),
         )
         .build_from_hir(&hir)
-        .map_err(|e| PatternError { message: format!("the pattern is too large to compile: {e}") })?;
+        .map_err(|e| PatternError {
+            message: format!("the pattern is too large to compile: {e}"),
+            limit_exceeded: true,
+        })?;
     ByteDfa::from_nfa(&nfa, max_states).map_err(|e| too_many_states(e.limit))
 }
 
@@ -92,7 +103,7 @@ fn split_lookaheads(pattern: &str) -> Result<Option<Lookaheads<'_>>, PatternErro
     let mut rest = if anchored { &pattern[1..] } else { pattern };
     let (mut positive, mut negative) = (Vec::new(), Vec::new());
     while rest.starts_with("(?=") || rest.starts_with("(?!") {
-        let end = group_end(rest).ok_or_else(|| PatternError { message: "unbalanced lookahead group".into() })?;
+        let end = group_end(rest).ok_or_else(|| PatternError::syntax("unbalanced lookahead group"))?;
         let body = &rest[3..end];
         if rest.as_bytes()[2] == b'=' {
             positive.push(body);
@@ -104,7 +115,7 @@ fn split_lookaheads(pattern: &str) -> Result<Option<Lookaheads<'_>>, PatternErro
     if positive.is_empty() && negative.is_empty() {
         return Ok(None);
     }
-    let fail = |message: &str| Err(PatternError { message: message.to_string() });
+    let fail = |message: &str| Err(PatternError::syntax(message));
     if positive.len() + negative.len() > MAX_LOOKAHEADS {
         return fail("more than 8 leading lookaheads");
     }
@@ -217,7 +228,10 @@ fn search_anywhere(language: &ByteDfa, max_states: usize) -> Result<ByteDfa, Pat
 }
 
 fn too_many_states(limit: usize) -> PatternError {
-    PatternError { message: format!("the pattern's automaton exceeds the limit of {limit} states") }
+    PatternError {
+        message: format!("the pattern's automaton exceeds the limit of {limit} states"),
+        limit_exceeded: true,
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -298,7 +312,7 @@ enum ClassAtom {
 
 impl Parser {
     fn fail<T>(&self, what: &str) -> Result<T, PatternError> {
-        Err(PatternError { message: format!("{what} (at character {})", self.pos) })
+        Err(PatternError::syntax(format!("{what} (at character {})", self.pos)))
     }
 
     fn peek(&self) -> Option<char> {

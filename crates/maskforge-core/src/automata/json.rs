@@ -178,6 +178,13 @@ pub fn char_spellings(c: char) -> Re {
 }
 
 /// Every spelling of the JSON string whose decoded value is `value`.
+/// A lower bound on the NFA states of [`string_literal`]: besides its raw bytes every character
+/// has a six-byte `\uXXXX` spelling. Lets callers refuse a set of literals beyond the NFA limit
+/// before building it.
+pub fn string_literal_min_states(value: &str) -> usize {
+    2 + 6 * value.chars().count()
+}
+
 pub fn string_literal(value: &str) -> Re {
     let mut parts = vec![Re::literal(b"\"")];
     parts.extend(value.chars().map(char_spellings));

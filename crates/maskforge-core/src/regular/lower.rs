@@ -550,6 +550,16 @@ impl<'a> Lowering<'a> {
         // growing alternation for each value).
         let mut alternatives: [Vec<Re>; 6] = Default::default();
         let mut typed = Typed::nothing();
+        // Strings beyond the NFA limit are refused before any is built (by the structured arm).
+        let states: usize = values.iter().filter_map(Value::as_str).map(json::string_literal_min_states).sum();
+        if states > self.options.limits.max_nfa_states {
+            let too_many =
+                format!("{keyword} strings beyond the automaton limits are refused by the structured backend");
+            for t in JsonType::ALL {
+                typed.set(t, TypeLang::Unsupported(structured(pointer, keyword, too_many.clone())));
+            }
+            return typed;
+        }
         for value in values {
             let t = value_type(value);
             match literal_value(value) {

@@ -127,8 +127,8 @@ pub(crate) fn string_language(
     }
     if let Some(Value::String(pattern)) = map.get("pattern") {
         parts.push(cached_text(TextKey::Pattern(pattern.clone()), max_states, pointer, "pattern", || {
-            let decoded = ecma::pattern_language(pattern, max_states)
-                .map_err(|e| (DiagnosticCode::UnsupportedPattern, e.message))?;
+            let decoded =
+                ecma::pattern_language(pattern, max_states).map_err(|e| (pattern_error_code(&e), e.message))?;
             json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(|_| {
                 (DiagnosticCode::ResourceLimit, format!("the pattern automaton exceeds {max_states} states"))
             })
@@ -260,4 +260,13 @@ fn cached_text(
         }
     };
     result.map_err(|(code, message)| keyword_diag(code, pointer, keyword, message))
+}
+
+/// The diagnostic code of a pattern without a language here: too large, or unsupported syntax.
+pub(crate) fn pattern_error_code(error: &ecma::PatternError) -> DiagnosticCode {
+    if error.limit_exceeded {
+        DiagnosticCode::ResourceLimit
+    } else {
+        DiagnosticCode::UnsupportedPattern
+    }
 }

@@ -207,6 +207,10 @@ const MAX_UNIQUE_STRING_DOMAIN: u64 = 4096;
 /// made exclusive) beyond this are a resource limit.
 pub(crate) const MAX_SHAPES_PER_NODE: usize = 512;
 
+/// How deep node computations nest before conjunctions met on the way are left pending (computed
+/// later by the finishing loop) rather than computed at once: bounds the stack.
+const MAX_EAGER_DEPTH: u32 = 64;
+
 /// Most patterns that may apply to one object (signatures are enumerated as subsets).
 pub(crate) const MAX_PATTERNS_PER_OBJECT: usize = 8;
 
@@ -436,7 +440,11 @@ pub(crate) struct Graph {
     /// Whether each node has infinitely many values (set with satisfiability; a sound
     /// under-approximation, see [`Graph::compute_infinite`]).
     pub(crate) infinite: Vec<bool>,
-    max_nodes: usize,
+    /// Nodes plus the shapes and named properties of computed nodes, against `max_size`.
+    size: usize,
+    /// Nested [`Graph::ensure_ready`] calls.
+    depth: u32,
+    max_size: usize,
     max_dfa_states: usize,
 }
 
@@ -452,7 +460,7 @@ type StringProduct = (Arc<ByteDfa>, Arc<ByteDfa>, Arc<ByteDfa>);
 pub(crate) enum GraphError {
     /// A conjunction or disjunction that contains itself without an enclosing object or array.
     IllFounded,
-    TooManyNodes(usize),
+    GraphTooLarge(usize),
     TooManyStates(usize),
     /// More than [`MAX_PATTERNS_PER_OBJECT`] patterns apply to one object.
     TooManyPatterns,
@@ -475,7 +483,7 @@ pub(crate) enum GraphError {
 }
 
 impl Graph {
-    pub(crate) fn new(max_nodes: usize, max_dfa_states: usize, ordered: bool) -> Graph {
+    pub(crate) fn new(max_size: usize, max_dfa_states: usize, ordered: bool) -> Graph {
         let any_string = Arc::clone(json::string_automaton());
         let mut graph = Graph {
             nodes: Vec::new(),
@@ -494,7 +502,9 @@ impl Graph {
             infinite: Vec::new(),
             string_products: HashMap::new(),
             ordered,
-            max_nodes,
+            size: 0,
+            depth: 0,
+            max_size,
             max_dfa_states,
         };
         graph.add(Node::default());
@@ -632,8 +642,10 @@ impl Graph {
     fn all_decided(&mut self, operands: Vec<NodeId>) -> Result<NodeId, GraphError> {
         let id = self.all(operands);
         // The conjunction may be memoised and in progress itself (a recursive schema meeting
-        // the same conjunction again below): then it stays pending.
-        if self.pending[id as usize].is_some() && self.computable(id, 16) {
+        // the same conjunction again below): then it stays pending. So does one met this deep
+        // in computations (complements of recursive schemas can unfold without end): the
+        // finishing loop computes it later, without growing the stack.
+        if self.pending[id as usize].is_some() && self.depth < MAX_EAGER_DEPTH && self.computable(id, 16) {
             self.ensure_ready(id)?;
         }
         let node = &self.nodes[id as usize];
@@ -708,9 +720,7 @@ impl Graph {
             while id < self.nodes.len() {
                 self.ensure_ready(id as NodeId)?;
                 id += 1;
-                if self.nodes.len() > self.max_nodes {
-                    return Err(GraphError::TooManyNodes(self.max_nodes));
-                }
+                self.check_size()?;
             }
             if !self.classify_pattern_keys()? {
                 break;
@@ -920,15 +930,25 @@ impl Graph {
             Some(p) => p.clone(),
         };
         self.pending[id as usize] = Some(Pending::InProgress);
+        self.depth += 1;
+        let content = self.compute(pending);
+        self.depth -= 1;
+        let content = content?;
+        self.size += content.objects.iter().map(|s| 1 + s.properties.len()).sum::<usize>() + content.arrays.len();
+        self.nodes[id as usize] = content;
+        self.pending[id as usize] = None;
+        self.check_size()
+    }
+
+    /// A pending node's content, its operands made ready first.
+    fn compute(&mut self, pending: Pending) -> Result<Node, GraphError> {
         let (operands, conjunction) = match pending {
             Pending::All(ops) => (ops, true),
             Pending::Any(ops) => (ops, false),
             Pending::Not(op, pointer) => {
                 self.ensure_ready(op)?;
                 let operand = self.nodes[op as usize].clone();
-                self.nodes[id as usize] = self.complement_content(&operand, &pointer)?;
-                self.pending[id as usize] = None;
-                return Ok(());
+                return self.complement_content(&operand, &pointer);
             }
             Pending::Unevaluated { base, properties, items, pointer } => {
                 self.ensure_ready(base)?;
@@ -939,27 +959,30 @@ impl Graph {
                 if let Some(schema) = items {
                     content.arrays = self.evaluate_remaining_items(&content.arrays, schema, &pointer)?;
                 }
-                self.nodes[id as usize] = content;
-                self.pending[id as usize] = None;
-                return Ok(());
+                return Ok(content);
             }
-            Pending::InProgress => unreachable!(),
+            Pending::InProgress => unreachable!("taken out by ensure_ready"),
         };
         for &op in &operands {
             self.ensure_ready(op)?;
         }
         if !conjunction {
-            self.nodes[id as usize] = self.union_all(&operands)?;
-            self.pending[id as usize] = None;
-            return Ok(());
+            return self.union_all(&operands);
         }
         let mut content = self.nodes[operands[0] as usize].clone();
         for &op in &operands[1..] {
             let other = self.nodes[op as usize].clone();
             content = self.intersect_content(&content, &other)?;
         }
-        self.nodes[id as usize] = content;
-        self.pending[id as usize] = None;
+        Ok(content)
+    }
+
+    /// Fails once the graph outgrows its budget (nodes, shapes and their named properties):
+    /// complements and products of alternatives can grow it far faster than the schema.
+    fn check_size(&self) -> Result<(), GraphError> {
+        if self.nodes.len() + self.size > self.max_size {
+            return Err(GraphError::GraphTooLarge(self.max_size));
+        }
         Ok(())
     }
 
@@ -1216,11 +1239,20 @@ impl Graph {
                 };
                 let mut order = p.order.clone();
                 order.extend(q.order.iter().filter(|k| !p.order.contains(k)).cloned());
+                // Patterns name their schema object by index; without them repeats are dropped,
+                // or conjunctions of a recursive shape with itself would double the list.
+                let mut others: Vec<NodeId> = p.others.iter().chain(&q.others).copied().collect();
+                if patterns.is_empty() {
+                    others.sort_unstable();
+                    others.dedup();
+                } else if others.len() > MAX_SHAPES_PER_NODE {
+                    return Err(GraphError::TooManyShapes);
+                }
                 let shape = ObjectShape {
                     properties,
                     order,
                     other: self.all(vec![p.other, q.other]),
-                    others: p.others.iter().chain(&q.others).copied().collect(),
+                    others,
                     patterns,
                     names,
                     keys: None,

@@ -106,7 +106,7 @@ impl<'a> Lowering<'a> {
             draft: document.draft(),
             options,
             graph: Graph::new(
-                limits.max_dfa_states.max(100_000),
+                limits.max_graph_size,
                 limits.max_dfa_states,
                 options.property_order == PropertyOrder::Declared,
             ),
@@ -212,7 +212,29 @@ impl<'a> Lowering<'a> {
         let mut operands = vec![self.graph.add(node)];
         if let Some(values) = map.get("enum") {
             let Value::Array(values) = values else { return Err(invalid(pointer, "enum", "enum must be an array")) };
-            let ids: Vec<NodeId> = values.iter().map(|v| self.value_node(v)).collect::<Lowered<_>>()?;
+            // The strings form one alternation, compiled once in time linear in their length
+            // (a node per string would be joined by automaton products).
+            let (strings, others): (Vec<&Value>, Vec<&Value>) = values.iter().partition(|v| v.is_string());
+            let mut ids: Vec<NodeId> = others.into_iter().map(|v| self.value_node(v)).collect::<Lowered<_>>()?;
+            if !strings.is_empty() {
+                let at = pointer_push(pointer, "enum");
+                let states: usize =
+                    strings.iter().filter_map(|v| v.as_str()).map(json::string_literal_min_states).sum();
+                if states > self.options.limits.max_nfa_states {
+                    return Err(Diagnostic::new(
+                        DiagnosticCode::ResourceLimit,
+                        at,
+                        format!(
+                            "the enum's strings need at least {states} automaton states, above the limit of {}",
+                            self.options.limits.max_nfa_states
+                        ),
+                    )
+                    .with_keyword("enum"));
+                }
+                let literals = strings.iter().filter_map(|v| v.as_str()).map(json::string_literal).collect();
+                let dfa = self.dfa(&Re::alt(literals), &at)?;
+                ids.push(self.graph.add(Node { strings: Some(dfa), ..Node::default() }));
+            }
             operands.push(self.graph.any(ids));
         }
         if let Some(value) = map.get("const") {
@@ -580,7 +602,7 @@ impl<'a> Lowering<'a> {
                 for (pattern, schema) in p {
                     let at = pointer_push(&base, pattern);
                     let keys = ecma::pattern_language(pattern, self.options.limits.max_dfa_states).map_err(|e| {
-                        Diagnostic::new(DiagnosticCode::UnsupportedPattern, &at, e.message)
+                        Diagnostic::new(crate::schema::strings::pattern_error_code(&e), &at, e.message)
                             .with_keyword("patternProperties")
                     })?;
                     let node = self.schema(schema, &at)?;

@@ -105,7 +105,10 @@ fn graph_diagnostic(error: graph::GraphError) -> Diagnostic {
             DiagnosticCode::UnsatisfiableSchema,
             "a schema refers to itself without an enclosing object or array".to_string(),
         ),
-        TooManyNodes(n) => (DiagnosticCode::ResourceLimit, format!("the schema expands to more than {n} nodes")),
+        GraphTooLarge(n) => (
+            DiagnosticCode::ResourceLimit,
+            format!("the schema expands to a graph larger than {n} (nodes, shapes and their properties)"),
+        ),
         TooManyStates(n) => (DiagnosticCode::ResourceLimit, format!("a string language exceeds {n} states")),
         CountedStrings => (
             DiagnosticCode::ResourceLimit,
