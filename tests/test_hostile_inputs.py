@@ -62,7 +62,7 @@ SCHEMAS = {
     "not nested 20,000 deep": (_deep('{"not": ', "}", 20_000), "MF-E007"),
     "arrays nested 20,000 deep": (_deep("[", "]", 20_000, ""), "MF-E007"),
     "400,000 enum strings": (json.dumps({"enum": [f"value-{i}" for i in range(400_000)]}), "MF-E007"),
-    "400,000 enum numbers": (json.dumps({"enum": list(range(400_000))}), "MF-E007"),
+    "400,000 enum numbers": (json.dumps({"enum": list(range(400_000))}), None),
     "10 MB of properties": (
         json.dumps({"type": "object", "properties": {f"p{i}": {"type": "string", "description": "x" * 100} for i in range(80_000)}}),
         None,

@@ -452,6 +452,25 @@ fn literal(text: &[u8]) -> Arc<ByteDfa> {
     Arc::new(crate::automata::Re::literal(text).compile(64, 1024).expect("a literal is small"))
 }
 
+/// Adds what `other` admits to `content`, string automata aside (the caller joins those).
+fn absorb(content: &mut Node, other: &Node) -> Result<(), GraphError> {
+    content.null |= other.null;
+    content.true_ |= other.true_;
+    content.false_ |= other.false_;
+    content.numbers.extend(other.numbers.iter().cloned());
+    content.counted_strings = match (content.counted_strings, other.counted_strings) {
+        (Some(p), Some(q)) => Some(p.union(&q).ok_or(GraphError::CountedStrings)?),
+        (p, q) => p.or(q),
+    };
+    content.pattern_strings = match (content.pattern_strings, other.pattern_strings) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    content.arrays.extend(other.arrays.iter().cloned());
+    content.objects.extend(other.objects.iter().cloned());
+    Ok(())
+}
+
 /// Two string automata and their intersection.
 type StringProduct = (Arc<ByteDfa>, Arc<ByteDfa>, Arc<ByteDfa>);
 
@@ -993,13 +1012,14 @@ impl Graph {
         let mut automata: Vec<Arc<ByteDfa>> = Vec::new();
         let mut content = Node::default();
         for &op in operands {
-            let mut other = self.nodes[op as usize].clone();
-            if let Some(dfa) = other.strings.take() {
-                if !automata.iter().any(|a| Arc::ptr_eq(a, &dfa)) {
-                    automata.push(dfa);
+            let other = &self.nodes[op as usize];
+            if let Some(dfa) = &other.strings {
+                if !automata.iter().any(|a| Arc::ptr_eq(a, dfa)) {
+                    automata.push(Arc::clone(dfa));
                 }
             }
-            content = self.union_content(&content, &other)?;
+            // In place: a union of many operands (a long `enum`) stays linear.
+            absorb(&mut content, other)?;
         }
         let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
         while automata.len() > 1 {
@@ -1015,33 +1035,6 @@ impl Graph {
         }
         content.strings = automata.pop();
         Ok(content)
-    }
-
-    fn union_content(&mut self, x: &Node, y: &Node) -> Result<Node, GraphError> {
-        let strings = match (&x.strings, &y.strings) {
-            (Some(p), Some(q)) => {
-                Some(Arc::new(p.union(q, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?))
-            }
-            (p, q) => p.clone().or_else(|| q.clone()),
-        };
-        let counted_strings = match (&x.counted_strings, &y.counted_strings) {
-            (Some(p), Some(q)) => Some(p.union(q).ok_or(GraphError::CountedStrings)?),
-            (p, q) => p.or(*q),
-        };
-        Ok(Node {
-            null: x.null || y.null,
-            true_: x.true_ || y.true_,
-            false_: x.false_ || y.false_,
-            numbers: x.numbers.iter().chain(&y.numbers).cloned().collect(),
-            strings,
-            counted_strings,
-            pattern_strings: match (x.pattern_strings, y.pattern_strings) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            },
-            arrays: x.arrays.iter().chain(&y.arrays).cloned().collect(),
-            objects: x.objects.iter().chain(&y.objects).cloned().collect(),
-        })
     }
 
     /// The strings both automata admit, memoised by operand (schemas intersect the same formats

@@ -214,8 +214,15 @@ impl<'a> Lowering<'a> {
             let Value::Array(values) = values else { return Err(invalid(pointer, "enum", "enum must be an array")) };
             // The strings form one alternation, compiled once in time linear in their length
             // (a node per string would be joined by automaton products).
+            // So do the numbers: one constraint listing every value.
             let (strings, others): (Vec<&Value>, Vec<&Value>) = values.iter().partition(|v| v.is_string());
+            let (numbers, others): (Vec<&Value>, Vec<&Value>) = others.into_iter().partition(|v| v.is_number());
             let mut ids: Vec<NodeId> = others.into_iter().map(|v| self.value_node(v)).collect::<Lowered<_>>()?;
+            if !numbers.is_empty() {
+                let values = numbers.iter().map(|v| number_value(v)).collect::<Lowered<Vec<_>>>()?;
+                let constraint = NumberConstraints { values: Some(values), ..NumberConstraints::default() };
+                ids.push(self.graph.add(Node { numbers: vec![Arc::new(constraint)], ..Node::default() }));
+            }
             if !strings.is_empty() {
                 let at = pointer_push(pointer, "enum");
                 let states: usize =
@@ -641,11 +648,9 @@ impl<'a> Lowering<'a> {
             Value::Null => node.null = true,
             Value::Bool(true) => node.true_ = true,
             Value::Bool(false) => node.false_ = true,
-            Value::Number(n) => {
-                let d = Decimal::parse(&n.to_string())
-                    .ok_or_else(|| Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "", "bad number"))?;
-                node.numbers
-                    .push(Arc::new(NumberConstraints { values: Some(vec![d]), ..NumberConstraints::default() }));
+            Value::Number(_) => {
+                let values = Some(vec![number_value(value)?]);
+                node.numbers.push(Arc::new(NumberConstraints { values, ..NumberConstraints::default() }));
             }
             Value::String(s) => node.strings = Some(self.dfa(&json::string_literal(s), "")?),
             Value::Array(items) => {
@@ -665,6 +670,12 @@ impl<'a> Lowering<'a> {
         }
         Ok(self.graph.add(node))
     }
+}
+
+/// The exact value of a JSON number.
+fn number_value(value: &Value) -> Lowered<Decimal> {
+    Decimal::parse(&value.to_string())
+        .ok_or_else(|| Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "", "bad number"))
 }
 
 fn stricter_minimum(current: Option<(Decimal, bool)>, candidate: (Decimal, bool)) -> (Decimal, bool) {
