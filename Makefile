@@ -18,7 +18,7 @@ test-rust:
 	$(CARGO) test --workspace --exclude maskforge-py --all-features
 
 # Builds the release extension into the current Python environment with the test extra
-# (pytest, jsonschema, numpy, tokenizers). Tests that need torch, transformers or pydantic
+# (pytest, hypothesis, jsonschema, numpy, tokenizers). Tests that need torch, transformers or pydantic
 # skip when those are absent.
 install:
 	$(PYTHON) -m pip install ".[test]"
