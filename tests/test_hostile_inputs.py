@@ -136,3 +136,25 @@ def test_tokens_that_are_not_utf8_are_never_admitted():
     assert session.is_allowed(3) and session.is_allowed(5)
     session.advance(3)
     assert session.is_allowed(4) and not session.is_allowed(0), "a character is open"
+
+
+def test_a_model_that_only_opens_arrays_meets_the_nesting_bound():
+    """A text nesting without end is refused at 512 levels (the matcher's state is as deep as the
+    text); closing brackets stay allowed, and nothing overflows the stack."""
+    import maskforge
+
+    tokens = [b"[", b"]", b'{"a":', b'"[', None]
+    vocabulary = maskforge.Vocabulary.from_id_ordered_tokens(tokens, eos_token_id=4)
+    session = maskforge.Compiler().compile("{}").bind(vocabulary).start_session()
+    opened = 0
+    while session.is_allowed(0):
+        session.advance(0)
+        opened += 1
+    assert opened == 512
+    assert not session.is_allowed(2), "an object opens a level too"
+    with pytest.raises(maskforge.TokenRejectedError):
+        session.advance(0)
+    assert session.is_allowed(1) and session.is_allowed(3), "closing, and strings, stay allowed"
+    for _ in range(opened):
+        session.advance(1)
+    assert session.is_allowed(4)

@@ -989,3 +989,16 @@ fn a_recursive_conjunction_met_again_below_itself_is_well_founded() {
     }"##;
     check(schema, &[r#"{"a": 1, "c": {"a": 2}}"#], &[r#"{"a": 1, "c": {}}"#, r#"{"a": "x"}"#]);
 }
+
+#[test]
+fn instances_nest_at_most_512_deep() {
+    // The matcher's state is as deep as the text: the bound keeps its stack use within any
+    // thread's, whatever a model emits. Brackets inside strings do not count.
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    check("{}", &[&deep(512), r#"[["[[[[", {"a": "{{{{\"["}]]"#], &[&deep(513)]);
+    let arrays = r##"{"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"}"##;
+    check(arrays, &[&deep(512)], &[&deep(513)]);
+    assert!(live("{}", format!("{}\"[[[", "[".repeat(512))));
+    assert!(!live("{}", "[".repeat(513)));
+    assert!(!live("{}", format!("{}{{", "[".repeat(512))));
+}

@@ -1421,6 +1421,48 @@ pub(crate) struct DocumentMatcher {
     /// Insignificant whitespace bytes just read, and the most allowed in a row.
     whitespace_run: u32,
     max_whitespace: Option<u32>,
+    nesting: Nesting,
+}
+
+/// Most arrays and objects an instance nests in one another. The matcher's state is a tree as
+/// deep as the text's nesting and is fed, copied and dropped recursively: the bound keeps the
+/// stack within what any thread has (about 1 KiB a level), whatever a model emits.
+pub(crate) const MAX_INSTANCE_DEPTH: u32 = 512;
+
+/// The nesting depth of the text read so far, tracked apart from the value tree (which checks
+/// the syntax): brackets count outside strings only.
+#[derive(Debug, Clone, Copy, Default)]
+struct Nesting {
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Nesting {
+    /// Reads one byte; false when it would open a container beyond [`MAX_INSTANCE_DEPTH`].
+    fn feed(&mut self, b: u8) -> bool {
+        if self.in_string {
+            match (self.escaped, b) {
+                (true, _) => self.escaped = false,
+                (false, b'\\') => self.escaped = true,
+                (false, b'"') => self.in_string = false,
+                _ => {}
+            }
+            return true;
+        }
+        match b {
+            b'"' => self.in_string = true,
+            b'[' | b'{' => {
+                if self.depth == MAX_INSTANCE_DEPTH {
+                    return false;
+                }
+                self.depth += 1;
+            }
+            b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+            _ => {}
+        }
+        true
+    }
 }
 
 impl DocumentMatcher {
@@ -1431,6 +1473,7 @@ impl DocumentMatcher {
             started: false,
             whitespace_run: 0,
             max_whitespace,
+            nesting: Nesting::default(),
         }
     }
 
@@ -1450,6 +1493,9 @@ impl DocumentMatcher {
         }
         if self.trailing {
             return is_ws(b);
+        }
+        if !self.nesting.feed(b) {
+            return false;
         }
         if !self.started {
             if is_ws(b) {
