@@ -61,6 +61,18 @@ SCHEMAS = {
     "items nested 20,000 deep": (_deep('{"items": ', "}", 20_000), "MF-E007"),
     "not nested 20,000 deep": (_deep('{"not": ', "}", 20_000), "MF-E007"),
     "arrays nested 20,000 deep": (_deep("[", "]", 20_000, ""), "MF-E007"),
+    "$ref chain 20,000 long": (
+        json.dumps({"$defs": {f"a{i}": {"$ref": f"#/$defs/a{i + 1}"} for i in range(20_000)} | {"a20000": {"type": "integer"}}, "$ref": "#/$defs/a0"}),
+        "MF-E007",
+    ),
+    "allOf chain 1,000 long": (
+        json.dumps({"$defs": {f"a{i}": {"allOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"minimum": 0}]} for i in range(1_000)} | {"a1000": {}}, "$ref": "#/$defs/a0"}),
+        None,
+    ),
+    "allOf chain 5,000 long": (
+        json.dumps({"$defs": {f"a{i}": {"allOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"minimum": 0}]} for i in range(5_000)} | {"a5000": {}}, "$ref": "#/$defs/a0"}),
+        "MF-E007",
+    ),
     "400,000 enum strings": (json.dumps({"enum": [f"value-{i}" for i in range(400_000)]}), "MF-E007"),
     "400,000 enum numbers": (json.dumps({"enum": list(range(400_000))}), None),
     "10 MB of properties": (

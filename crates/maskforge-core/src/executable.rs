@@ -22,10 +22,32 @@ pub(crate) enum Backend {
     Structured(Arc<StructuredProgram>),
 }
 
+/// Stack of the thread a compilation runs on (reserved address space; pages are touched only
+/// as deep as the schema goes).
+pub const COMPILE_STACK_BYTES: usize = 64 << 20;
+
 impl ExecutableSchema {
     /// Compiles a parsed schema document. Schemas whose language is regular become one DFA;
     /// the others go to the structured arm.
+    ///
+    /// Compilation recurses through nesting and references (up to `max_nesting_depth` schema
+    /// objects, each a few KiB of stack), more than the 2 MiB a spawned thread has: it runs on
+    /// a thread of its own with [`COMPILE_STACK_BYTES`] of stack, whatever thread calls it.
     pub fn compile(document: &SchemaDocument, options: &CompilerOptions) -> Result<ExecutableSchema> {
+        std::thread::scope(|scope| {
+            let worker = std::thread::Builder::new()
+                .name("maskforge-compile".into())
+                .stack_size(COMPILE_STACK_BYTES)
+                .spawn_scoped(scope, || Self::compile_on_this_stack(document, options));
+            match worker {
+                Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                // No thread to be had (a sandbox, say): the caller's stack it is.
+                Err(_) => Self::compile_on_this_stack(document, options),
+            }
+        })
+    }
+
+    fn compile_on_this_stack(document: &SchemaDocument, options: &CompilerOptions) -> Result<ExecutableSchema> {
         let backend = match crate::regular::compile_document(document, options) {
             Ok(dfa) => Backend::Regular(Arc::new(dfa)),
             Err(Error::Schema(d)) if d.code == DiagnosticCode::RequiresStructuredBackend => {

@@ -43,3 +43,17 @@ fn a_pattern_automaton_beyond_the_limit_is_a_resource_limit() {
         .unwrap_err();
     assert_eq!((d.code, d.keyword.as_deref()), (DiagnosticCode::ResourceLimit, Some("pattern")), "{d}");
 }
+
+#[test]
+fn reference_chains_are_bounded_like_nesting() {
+    // Shallow text, deep recursion: each `$ref` is lowered inside the one that refers to it.
+    let chain = |n: usize| {
+        let defs: Vec<String> = (0..n)
+            .map(|i| format!(r##""a{i}": {{"allOf": [{{"$ref": "#/$defs/a{}"}}, {{"minimum": 0}}]}}"##, i + 1))
+            .collect();
+        format!(r##"{{"$defs": {{{}, "a{n}": {{}}}}, "$ref": "#/$defs/a0"}}"##, defs.join(", "))
+    };
+    compile_with(SchemaResourceLimits::default(), &chain(1_000)).unwrap();
+    let d = compile_with(SchemaResourceLimits::default(), &chain(5_000)).unwrap_err();
+    assert_eq!(d.code, DiagnosticCode::ResourceLimit, "{d}");
+}

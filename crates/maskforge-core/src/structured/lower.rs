@@ -23,6 +23,11 @@ type Lowered<T> = Result<T, Diagnostic>;
 /// Most property dependencies on one schema object (each doubles the shapes an object tracks).
 const MAX_DEPENDENCIES: usize = 8;
 
+/// Schema objects lowered one inside another (through nesting and references) may reach this
+/// multiple of `max_nesting_depth`: the text's own nesting is bounded by that limit, chains of
+/// references by this one (within the compilation thread's stack).
+const REFERENCE_DEPTH_FACTOR: usize = 16;
+
 pub(crate) struct Lowering<'a> {
     document: &'a SchemaDocument,
     draft: Draft,
@@ -30,6 +35,8 @@ pub(crate) struct Lowering<'a> {
     pub(crate) graph: Graph,
     /// Node of each schema location lowered so far (reserved before its content, for recursion).
     nodes: HashMap<String, NodeId>,
+    /// Schema objects being lowered, one inside another (through nesting or references).
+    depth: usize,
     /// `oneOf` lowered as `anyOf`: exact only when no two branches share an instance, which is
     /// checked once the graph is finished (pointer, each pair of branches with its intersection).
     pub(crate) one_of_checks: Vec<(String, Vec<BranchPair>)>,
@@ -111,6 +118,7 @@ impl<'a> Lowering<'a> {
                 options.property_order == PropertyOrder::Declared,
             ),
             nodes: HashMap::new(),
+            depth: 0,
             one_of_checks: Vec::new(),
             exclusive_one_of,
             scope: DynamicScope::default(),
@@ -154,10 +162,22 @@ impl<'a> Lowering<'a> {
             Value::Bool(true) => Ok(ANY),
             Value::Bool(false) => Ok(NEVER),
             Value::Object(map) => {
+                // Lowering recurses through references as well as nesting: a long chain of
+                // `$ref`s takes the stack (about 5 KiB a level) where the text is shallow.
+                let limit = self.options.limits.max_nesting_depth.saturating_mul(REFERENCE_DEPTH_FACTOR);
+                if self.depth >= limit {
+                    return Err(Diagnostic::new(
+                        DiagnosticCode::ResourceLimit,
+                        pointer,
+                        format!("schema nesting through references is deeper than the limit of {limit}"),
+                    ));
+                }
                 let id = self.graph.reserve();
                 self.nodes.insert(key, id);
-                let operands = self.object_schema(map, pointer)?;
-                self.graph.set_all(id, operands);
+                self.depth += 1;
+                let operands = self.object_schema(map, pointer);
+                self.depth -= 1;
+                self.graph.set_all(id, operands?);
                 Ok(id)
             }
             _ => Err(Diagnostic::new(
