@@ -813,12 +813,6 @@ impl ObjectValue {
         step
     }
 
-    /// Whether the key read so far may still become one the track's shape admits by syntax
-    /// (always, unless its keys must be patterns).
-    fn key_syntax_live(&self, graph: &Graph, track: &ObjectTrack) -> bool {
-        self.key_syntax.is_some() || !keys_are_patterns(track.shape(graph))
-    }
-
     /// Starts a key on every track (the opening quote was read) and keeps the tracks for which
     /// some key can still follow.
     fn start_key(&mut self, graph: &Graph) {
@@ -871,12 +865,12 @@ impl ObjectValue {
             (InKey, _) => match self.feed_key(graph, b) {
                 DecodeStep::Invalid => return Step::Rejected,
                 DecodeStep::Continue => {
-                    let mut tracks = std::mem::take(&mut self.tracks);
-                    tracks.retain(|t| {
-                        self.key_syntax_live(graph, t)
-                            && key_prefix_live(graph, t.shape(graph), &t.seen, &self.key, t.allowed_key, t.pending)
+                    // Tracks whose keys must be patterns also need the pattern reading alive.
+                    let (key, syntax_alive) = (&self.key, self.key_syntax.is_some());
+                    self.tracks.retain(|t| {
+                        (syntax_alive || !keys_are_patterns(t.shape(graph)))
+                            && key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key, t.pending)
                     });
-                    self.tracks = tracks;
                 }
                 DecodeStep::Closed => {
                     let key = self.key.value().to_string();
