@@ -14,7 +14,9 @@
 //!   on Unicode normalisation (NFC), the contextual rules of RFC 5892 and the Bidi rule of
 //!   RFC 5893, which look across the whole label, and on the length of the Punycode form.
 //!
-//! `hostname` is a deliberate narrowing; see [`NARROWED_FORMATS`].
+//! `hostname` is a deliberate narrowing; see [`NARROWED_FORMATS`]. The schema compiler does not
+//! use it: it reads `hostname` and `idn-hostname` exactly, A-labels included, on the structured
+//! arm.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};

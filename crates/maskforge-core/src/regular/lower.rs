@@ -211,11 +211,11 @@ impl<'a> Lowering<'a> {
                 "maxLength",
                 format!("string length bounds above {MAX_LENGTH_BOUND} are counted by the structured backend"),
             )),
-            Ok(StringLanguage::Patterns { .. } | StringLanguage::PatternsAmong(_)) => {
+            Ok(StringLanguage::Syntax { .. } | StringLanguage::PatternsAmong(_)) => {
                 TypeLang::Unsupported(structured(
                     pointer,
                     "format",
-                    "format \"regex\" nests groups to any depth, which the structured backend reads".to_string(),
+                    "format \"regex\", \"hostname\" and \"idn-hostname\" are read by the structured backend (patterns nest groups to any depth; host names are checked by IDNA2008 label rules)".to_string(),
                 ))
             }
             Err(d) if d.code == DiagnosticCode::InvalidKeywordValue => return Err(d),

@@ -15,10 +15,42 @@ use crate::schema::read::count;
 /// Largest length bound unrolled into a string automaton.
 pub(crate) const MAX_LENGTH_BOUND: u64 = 256;
 
-/// Known formats without an exact regular language: `regex` (pattern syntax nests without
-/// bound), the IDNA formats, and `hostname`, whose A-labels (`xn--`) must decode to valid IDNA,
-/// which no finite automaton checks. Asserting them is diagnosed rather than approximated.
-const NON_REGULAR_FORMATS: &[&str] = &["idn-hostname", "idn-email", "hostname"];
+/// Known formats without an exact regular language that no reader covers yet: asserting them
+/// is diagnosed rather than approximated.
+const NON_REGULAR_FORMATS: &[&str] = &["idn-email"];
+
+/// A string language read by a syntax on the structured arm instead of an automaton.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum StringSyntax {
+    /// ECMA-262 regular expression patterns (`format: "regex"`): parentheses nest without bound.
+    Pattern,
+    /// Host names (`format: "hostname"`): A-labels (`xn--`) must decode to valid IDNA2008
+    /// U-labels, which no practical automaton checks.
+    Hostname,
+    /// Internationalized host names (`format: "idn-hostname"`): U-labels under the IDNA2008
+    /// rules, which look across the label (contextual rules, Bidi) and at its Punycode length.
+    IdnHostname,
+}
+
+impl StringSyntax {
+    fn of_format(name: &str) -> Option<StringSyntax> {
+        match name {
+            "regex" => Some(StringSyntax::Pattern),
+            "hostname" => Some(StringSyntax::Hostname),
+            "idn-hostname" => Some(StringSyntax::IdnHostname),
+            _ => None,
+        }
+    }
+
+    /// The longest string of the syntax, in code points, if it has one: a host name is at most
+    /// 253 octets, and each code point takes at least one.
+    pub(crate) fn max_length(self) -> Option<u64> {
+        match self {
+            StringSyntax::Pattern => None,
+            StringSyntax::Hostname | StringSyntax::IdnHostname => Some(253),
+        }
+    }
+}
 
 /// What the string keywords of one schema object admit.
 #[derive(Debug, Clone)]
@@ -30,10 +62,10 @@ pub(crate) enum StringLanguage {
     /// Every string whose length is in the range, when a bound is too large to unroll into an
     /// automaton: the structured arm counts code points instead.
     Counted(LengthRange),
-    /// Every ECMA-262 regular expression pattern of at least `min_length` code points
-    /// (`format: "regex"` asserted): a context-free language the structured arm reads with a
-    /// stack.
-    Patterns { min_length: u64 },
+    /// Every string of a syntax with at least `min_length` code points (`format: "regex"`,
+    /// `"hostname"` or `"idn-hostname"` asserted): languages the structured arm reads with a
+    /// reader of their own.
+    Syntax { syntax: StringSyntax, min_length: u64 },
     /// The patterns among the strings of an automaton (`format: "regex"` beside `pattern` or
     /// other string keywords): the structured arm decides which it can express.
     PatternsAmong(Arc<ByteDfa>),
@@ -134,10 +166,10 @@ pub(crate) fn string_language(
             })
         })?);
     }
-    let mut patterns = false;
+    let mut syntax = None;
     if let Some(Value::String(name)) = map.get("format") {
         if options.format_assertion {
-            patterns = name == "regex";
+            syntax = StringSyntax::of_format(name);
             if NON_REGULAR_FORMATS.contains(&name.as_str()) {
                 return Err(keyword_diag(
                     DiagnosticCode::UnsupportedKeyword,
@@ -147,7 +179,7 @@ pub(crate) fn string_language(
                 ));
             }
             // Unknown formats are annotations, as the specification says.
-            if formats::is_known_format(name) && !patterns {
+            if formats::is_known_format(name) && syntax.is_none() {
                 parts.push(cached_text(TextKey::Format(name.clone()), max_states, pointer, "format", || {
                     let decoded = formats::format_language(name, max_states)
                         .expect("a known format has a language")
@@ -164,7 +196,21 @@ pub(crate) fn string_language(
             }
         }
     }
-    if patterns {
+    if let Some(syntax @ (StringSyntax::Hostname | StringSyntax::IdnHostname)) = syntax {
+        // Length bounds every host name meets say nothing more; others would need counting
+        // beside the reader.
+        let implied = min.unwrap_or(0) <= 1 && max.is_none_or(|max| Some(max) >= syntax.max_length());
+        if map.contains_key("pattern") || !implied {
+            return Err(keyword_diag(
+                DiagnosticCode::UnsupportedKeyword,
+                pointer,
+                "format",
+                "format \"hostname\" or \"idn-hostname\" together with pattern, or with length bounds that not every host name meets, is not supported yet",
+            ));
+        }
+        return Ok(StringLanguage::Syntax { syntax, min_length: 0 });
+    }
+    if syntax == Some(StringSyntax::Pattern) {
         if counted.is_some() || max.is_some() {
             return Err(keyword_diag(
                 DiagnosticCode::UnsupportedKeyword,
@@ -177,7 +223,7 @@ pub(crate) fn string_language(
         // their automaton.
         let min_length = min.unwrap_or(0);
         if parts.len() == usize::from(min_length > 0) {
-            return Ok(StringLanguage::Patterns { min_length });
+            return Ok(StringLanguage::Syntax { syntax: StringSyntax::Pattern, min_length });
         }
     }
     if let Some((keyword, range)) = counted {
@@ -206,7 +252,7 @@ pub(crate) fn string_language(
         })?;
         language = Arc::new(both);
     }
-    if patterns {
+    if syntax == Some(StringSyntax::Pattern) {
         return Ok(StringLanguage::PatternsAmong(language));
     }
     Ok(StringLanguage::Texts(language))

@@ -8,7 +8,7 @@ use super::pattern_syntax::is_pattern;
 use crate::automata::json_escapes::{decoded_strings, json_strings_decoding_to};
 use crate::automata::{ecma, json, ByteDfa, Re, StateId};
 use crate::numbers::NumberConstraints;
-use crate::schema::strings::{LengthRange, MAX_LENGTH_BOUND};
+use crate::schema::strings::{LengthRange, StringSyntax, MAX_LENGTH_BOUND};
 
 pub(crate) type NodeId = u32;
 
@@ -28,11 +28,38 @@ pub(crate) struct Node {
     pub(crate) strings: Option<Arc<ByteDfa>>,
     /// Further strings admitted by length alone (bounds too large for an automaton).
     pub(crate) counted_strings: Option<LengthRange>,
-    /// Further strings: every ECMA-262 regular expression pattern (`format: "regex"`) of at
-    /// least this many code points.
-    pub(crate) pattern_strings: Option<u64>,
+    /// Further strings: those of a syntax (ECMA-262 patterns, host names) of at least so many
+    /// code points.
+    pub(crate) syntax_strings: Option<SyntaxStrings>,
     pub(crate) arrays: Vec<ArrayShape>,
     pub(crate) objects: Vec<ObjectShape>,
+}
+
+/// The strings of a syntax with at least `min_length` code points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct SyntaxStrings {
+    pub(crate) syntax: StringSyntax,
+    pub(crate) min_length: u64,
+}
+
+impl SyntaxStrings {
+    /// The union of two, when one syntax reads both.
+    fn union(self, other: SyntaxStrings) -> Result<SyntaxStrings, GraphError> {
+        if self.syntax != other.syntax {
+            return Err(GraphError::SyntaxStrings);
+        }
+        Ok(SyntaxStrings { min_length: self.min_length.min(other.min_length), ..self })
+    }
+
+    /// Whether `text` (decoded) is one of these strings.
+    pub(crate) fn admits(&self, text: &str) -> bool {
+        text.chars().count() as u64 >= self.min_length
+            && match self.syntax {
+                StringSyntax::Pattern => is_pattern(text),
+                StringSyntax::Hostname => super::hostname::HostnameReader::accepts(text, false),
+                StringSyntax::IdnHostname => super::hostname::HostnameReader::accepts(text, true),
+            }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -462,8 +489,8 @@ fn absorb(content: &mut Node, other: &Node) -> Result<(), GraphError> {
         (Some(p), Some(q)) => Some(p.union(&q).ok_or(GraphError::CountedStrings)?),
         (p, q) => p.or(q),
     };
-    content.pattern_strings = match (content.pattern_strings, other.pattern_strings) {
-        (Some(a), Some(b)) => Some(a.min(b)),
+    content.syntax_strings = match (content.syntax_strings, other.syntax_strings) {
+        (Some(a), Some(b)) => Some(a.union(b)?),
         (a, b) => a.or(b),
     };
     content.arrays.extend(other.arrays.iter().cloned());
@@ -488,9 +515,10 @@ pub(crate) enum GraphError {
     /// Strings with a length bound above [`MAX_LENGTH_BOUND`] combined with a language that is
     /// not a finite set of short strings, or disjoint ranges of such lengths.
     CountedStrings,
-    /// `format: "regex"` met with a pattern, a length bound or a long list of strings, or under
-    /// `propertyNames`.
-    PatternStrings,
+    /// Strings of a syntax (`format: "regex"`, `"hostname"`, `"idn-hostname"`) met with a
+    /// pattern, a length bound, a long list of strings or another syntax, or under
+    /// `propertyNames` (patterns aside).
+    SyntaxStrings,
     /// A node would keep more than [`MAX_SHAPES_PER_NODE`] object or array shapes.
     TooManyShapes,
     /// A complement or an evaluation the graph cannot express, at the pointer of the keyword
@@ -534,7 +562,7 @@ impl Graph {
             numbers: vec![Arc::new(NumberConstraints::default())],
             strings: Some(any_string),
             counted_strings: None,
-            pattern_strings: None,
+            syntax_strings: None,
             arrays: vec![ArrayShape::free(0, None)],
             objects: vec![ObjectShape::plain(BTreeMap::new(), ANY, BTreeSet::new(), 0, None)],
         });
@@ -673,7 +701,7 @@ impl Graph {
             && node.numbers.is_empty()
             && node.strings.is_none()
             && node.counted_strings.is_none()
-            && node.pattern_strings.is_none()
+            && node.syntax_strings.is_none()
             && node.arrays.is_empty()
             && node.objects.is_empty();
         Ok(if empty { NEVER } else { id })
@@ -835,10 +863,14 @@ impl Graph {
                 if node.counted_strings.is_some() {
                     return Err(GraphError::CountedStrings);
                 }
-                match node.pattern_strings {
+                match node.syntax_strings {
                     // Keys that are patterns, and nothing else asked of them.
-                    Some(min) if node.strings.is_none() && shape.patterns.is_empty() => (None, Some(min)),
-                    Some(_) => return Err(GraphError::PatternStrings),
+                    Some(SyntaxStrings { syntax: StringSyntax::Pattern, min_length })
+                        if node.strings.is_none() && shape.patterns.is_empty() =>
+                    {
+                        (None, Some(min_length))
+                    }
+                    Some(_) => return Err(GraphError::SyntaxStrings),
                     None => {
                         let texts = node.strings.as_deref().cloned().unwrap_or_else(ByteDfa::empty);
                         (Some(decoded_strings(&texts)), None)
@@ -1077,22 +1109,25 @@ impl Graph {
         Ok((!within.is_empty_language()).then_some(within))
     }
 
-    /// The strings of an automaton that are ECMA-262 patterns, in every spelling (`format:
-    /// "regex"` beside `pattern`, `enum` or `const`): all of them when no decoded string holds a
-    /// syntax character (each is then a run of literal characters), else the patterns among at
-    /// most [`MAX_UNIQUE_STRING_DOMAIN`] strings.
-    pub(crate) fn patterns_among(&self, dfa: &ByteDfa) -> Result<ByteDfa, GraphError> {
+    /// The strings of an automaton that a syntax reads, in every spelling (`format` beside
+    /// `pattern`, `enum` or `const`): for patterns, all of them when no decoded string holds a
+    /// syntax character (each is then a run of literal characters); else those among at most
+    /// [`MAX_UNIQUE_STRING_DOMAIN`] strings.
+    pub(crate) fn among(&self, dfa: &ByteDfa, syntax: StringSyntax) -> Result<ByteDfa, GraphError> {
         let decoded = decoded_strings(dfa);
-        let syntax_free = (0..decoded.state_count() as StateId)
-            .all(|s| b"^$\\.*+?()[]{}|".iter().all(|&b| decoded.next(s, b) == crate::automata::DEAD));
-        if syntax_free {
+        let syntax_free = || {
+            (0..decoded.state_count() as StateId)
+                .all(|s| b"^$\\.*+?()[]{}|".iter().all(|&b| decoded.next(s, b) == crate::automata::DEAD))
+        };
+        if syntax == StringSyntax::Pattern && syntax_free() {
             return Ok(dfa.clone());
         }
-        let values = decoded.finite_language(MAX_UNIQUE_STRING_DOMAIN).ok_or(GraphError::PatternStrings)?;
+        let values = decoded.finite_language(MAX_UNIQUE_STRING_DOMAIN).ok_or(GraphError::SyntaxStrings)?;
+        let read = SyntaxStrings { syntax, min_length: 0 };
         let literals: Vec<Re> = values
             .iter()
             .filter_map(|v| std::str::from_utf8(v).ok())
-            .filter(|v| super::pattern_syntax::is_pattern(v))
+            .filter(|v| read.admits(v))
             .map(json::string_literal)
             .collect();
         if literals.is_empty() {
@@ -1133,22 +1168,28 @@ impl Graph {
         if let (Some(p), Some(q)) = (&x.counted_strings, &y.counted_strings) {
             ranges.extend(p.intersect(q));
         }
-        // Patterns meet patterns, every string, or a short list of strings (filtered); beside
-        // anything else their intersection is not expressible.
-        if let (Some(a), Some(b)) = (x.pattern_strings, y.pattern_strings) {
-            node.pattern_strings = Some(a.max(b));
+        // Strings of a syntax meet the same syntax, every string, or a short list of strings
+        // (filtered); beside anything else their intersection is not expressible.
+        if let (Some(a), Some(b)) = (x.syntax_strings, y.syntax_strings) {
+            if a.syntax != b.syntax {
+                return Err(GraphError::SyntaxStrings);
+            }
+            node.syntax_strings = Some(SyntaxStrings { min_length: a.min_length.max(b.min_length), ..a });
         }
-        for (patterns, other) in [(x, y), (y, x)] {
-            let (Some(min), None) = (patterns.pattern_strings, other.pattern_strings) else { continue };
+        for (syntactic, other) in [(x, y), (y, x)] {
+            let (Some(read), None) = (syntactic.syntax_strings, other.syntax_strings) else { continue };
             if other.counted_strings.is_some() {
-                return Err(GraphError::PatternStrings);
+                return Err(GraphError::SyntaxStrings);
             }
             match &other.strings {
                 Some(dfa) if Arc::ptr_eq(dfa, &self.any_string) => {
-                    node.pattern_strings = Some(node.pattern_strings.map_or(min, |m| m.min(min)));
+                    node.syntax_strings = Some(match node.syntax_strings {
+                        Some(kept) => kept.union(read)?,
+                        None => read,
+                    });
                 }
-                Some(dfa) if min == 0 => automata.push(Arc::new(self.patterns_among(dfa)?)),
-                Some(_) => return Err(GraphError::PatternStrings),
+                Some(dfa) if read.min_length == 0 => automata.push(Arc::new(self.among(dfa, read.syntax)?)),
+                Some(_) => return Err(GraphError::SyntaxStrings),
                 None => {}
             }
         }
@@ -1285,8 +1326,10 @@ impl Graph {
         base.null = !x.null;
         base.true_ = !x.true_;
         base.false_ = !x.false_;
-        if x.pattern_strings.is_some() {
-            return Err(unsupported("strings that are not regular expressions (format \"regex\")"));
+        if x.syntax_strings.is_some() {
+            return Err(unsupported(
+                "strings outside a syntax's language (format \"regex\", \"hostname\" or \"idn-hostname\")",
+            ));
         }
         (base.strings, base.counted_strings) = match (&x.strings, &x.counted_strings) {
             (None, None) => (Some(Arc::clone(&self.any_string)), None),
@@ -1821,7 +1864,7 @@ fn strongest_witnesses<'a>(witnesses: impl Iterator<Item = &'a KeyWitness>) -> V
 /// length count when their length may reach 4: more than 2^64 strings of the 1,112,064 code
 /// points, more than any count of items reaches.
 fn infinitely_many_values_of_scalars(node: &Node) -> bool {
-    node.pattern_strings.is_some()
+    node.syntax_strings.is_some()
         || node.strings.as_ref().is_some_and(|d| d.language_size().is_none())
         || node.counted_strings.is_some_and(|r| r.max.is_none_or(|max| max >= 4 && max >= r.min))
         || node.numbers.iter().any(|c| c.has_infinitely_many_values())
@@ -1885,7 +1928,7 @@ fn node_has_witness(domains: Option<&FiniteDomains>, node: &Node, sat: &[bool]) 
         || !node.numbers.is_empty()
         || node.strings.is_some()
         || node.counted_strings.is_some()
-        || node.pattern_strings.is_some()
+        || node.syntax_strings.is_some()
         || node.arrays.iter().any(|a| array_has_witness(domains, a, sat))
         || node.objects.iter().any(|o| object_has_witness(o, sat))
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::graph::{
-    ArrayShape, Contains, Graph, ItemsEvaluated, Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated, ANY,
-    MAX_PATTERNS_PER_OBJECT, NEVER,
+    ArrayShape, Contains, Graph, ItemsEvaluated, Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated,
+    SyntaxStrings, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
 };
 use crate::automata::{ecma, json, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
@@ -15,7 +15,7 @@ use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::read::{self, invalid, unsupported};
-use crate::schema::strings::{check_string_keywords, string_language, LengthRange, StringLanguage};
+use crate::schema::strings::{check_string_keywords, string_language, LengthRange, StringLanguage, StringSyntax};
 use crate::schema::{pointer_push, SchemaDocument};
 
 type Lowered<T> = Result<T, Diagnostic>;
@@ -58,7 +58,7 @@ struct DynamicScope {
 
 /// A node's strings: those of an automaton, those admitted by length alone, and ECMA-262
 /// patterns of at least this many code points.
-type StringParts = (Option<Arc<ByteDfa>>, Option<LengthRange>, Option<u64>);
+type StringParts = (Option<Arc<ByteDfa>>, Option<LengthRange>, Option<SyntaxStrings>);
 
 impl DynamicScope {
     fn fingerprint(&self) -> String {
@@ -222,7 +222,7 @@ impl<'a> Lowering<'a> {
         } else {
             self.numbers(map, pointer, types)?;
         }
-        (node.strings, node.counted_strings, node.pattern_strings) = self.strings(map, pointer, types.string)?;
+        (node.strings, node.counted_strings, node.syntax_strings) = self.strings(map, pointer, types.string)?;
         if let Some(shape) = self.array(map, pointer, types.array)? {
             node.arrays.push(shape);
         }
@@ -535,9 +535,9 @@ impl<'a> Lowering<'a> {
             StringLanguage::Texts(dfa) if dfa.is_empty_language() => (None, None, None),
             StringLanguage::Texts(dfa) => (Some(dfa), None, None),
             StringLanguage::Counted(range) => (None, Some(range), None),
-            StringLanguage::Patterns { min_length } => (None, None, Some(min_length)),
+            StringLanguage::Syntax { syntax, min_length } => (None, None, Some(SyntaxStrings { syntax, min_length })),
             StringLanguage::PatternsAmong(dfa) => {
-                let among = self.graph.patterns_among(&dfa).map_err(|_| {
+                let among = self.graph.among(&dfa, StringSyntax::Pattern).map_err(|_| {
                     Diagnostic::new(
                         DiagnosticCode::UnsupportedKeyword,
                         crate::schema::pointer_push(pointer, "format"),

@@ -8,12 +8,13 @@ use super::graph::{
     addable_optional_keys, contains_reachable, reachable_items, witness_reachable, ArrayShape, Graph, NodeId,
     ObjectShape,
 };
+use super::hostname::HostnameReader;
 use super::pattern_syntax::PatternSyntax;
 use super::strings::{CodePointCounter, DecodeStep, StringDecoder};
 use super::unique::{self, Canon};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
-use crate::schema::strings::LengthRange;
+use crate::schema::strings::{LengthRange, StringSyntax};
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
@@ -40,8 +41,8 @@ enum Value {
     },
     /// Strings admitted by length alone, with the node's other strings alongside.
     Counted(Box<CountedString>),
-    /// Strings read as ECMA-262 patterns, with the node's other strings alongside.
-    Pattern(Box<PatternString>),
+    /// Strings read by a syntax (patterns, host names), with the node's other strings alongside.
+    Syntax(Box<SyntaxString>),
     /// One matcher per constraint set still alive (a disjunction).
     Number(Vec<NumberMatcher>),
     Object(Box<ObjectValue>),
@@ -58,7 +59,7 @@ impl Value {
         let single = match self {
             Value::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
             Value::Counted(c) => c.string_context(graph, slack),
-            Value::Pattern(p) => p.string_context(),
+            Value::Syntax(p) => p.string_context(),
             Value::Object(o) => {
                 return match o.phase {
                     ObjectPhase::InKey => {
@@ -117,7 +118,7 @@ impl Value {
         match self {
             Value::Leaf { dfa, state } => !dfa.is_accepting(*state),
             Value::Counted(c) => !c.is_complete(graph),
-            Value::Pattern(p) => !p.is_complete(),
+            Value::Syntax(p) => !p.is_complete(),
             Value::Object(o) => match o.phase {
                 ObjectPhase::InKey => true,
                 ObjectPhase::InValue => child_in_string(o.tracks.first().and_then(|t| t.child.as_ref())),
@@ -150,7 +151,7 @@ impl Value {
                             && t.child.as_ref().is_some_and(Value::string_content_forgotten)
                     })
             }
-            Value::Start(_) | Value::Number(_) | Value::Counted(_) | Value::Pattern(_) => false,
+            Value::Start(_) | Value::Number(_) | Value::Counted(_) | Value::Syntax(_) => false,
         }
     }
 
@@ -159,7 +160,7 @@ impl Value {
             Value::Start(_) => false,
             Value::Leaf { dfa, state } => dfa.is_accepting(*state),
             Value::Counted(c) => c.is_complete(graph),
-            Value::Pattern(p) => p.is_complete(),
+            Value::Syntax(p) => p.is_complete(),
             Value::Number(matchers) => matchers.iter().any(NumberMatcher::is_accepting),
             Value::Object(o) => o.phase == ObjectPhase::Closed,
             Value::Array(a) => a.phase == ArrayPhase::Closed,
@@ -180,7 +181,11 @@ impl Value {
             }
             Value::Counted(c) => through_strings && c.open_ended(graph),
             // A valid pattern followed by `a` is valid: every open reading has infinitely many.
-            Value::Pattern(p) => through_strings && p.reading.as_ref().is_some_and(|r| !r.closed),
+            // Host names are at most 253 octets.
+            Value::Syntax(p) => {
+                through_strings
+                    && p.reading.as_ref().is_some_and(|r| !r.closed && matches!(r.reader, SyntaxReader::Pattern(_)))
+            }
             Value::Number(matchers) => matchers.iter().any(NumberMatcher::has_unbounded_completions),
             Value::Object(o) => {
                 o.phase != ObjectPhase::Closed && o.tracks.iter().any(|t| t.open_ended(graph, o.phase, through_strings))
@@ -201,18 +206,20 @@ impl Value {
             b'n' if n.null => leaf(&graph.literal_null),
             b't' if n.true_ => leaf(&graph.literal_true),
             b'f' if n.false_ => leaf(&graph.literal_false),
-            b'"' if n.pattern_strings.is_some() => {
+            b'"' if n.syntax_strings.is_some() => {
+                let read = n.syntax_strings.expect("checked");
                 let alt = n.strings.as_ref().and_then(|dfa| {
                     let state = dfa.next(dfa.start(), b);
                     (state != DEAD).then(|| (Arc::clone(dfa), state))
                 });
-                let reading = PatternReading {
+                let reading = SyntaxReading {
                     decoder: StringDecoder::default(),
-                    syntax: PatternSyntax::default(),
-                    min_length: n.pattern_strings.unwrap_or(0),
+                    reader: SyntaxReader::new(read.syntax),
+                    min_length: read.min_length,
+                    length: 0,
                     closed: false,
                 };
-                Some(Value::Pattern(Box::new(PatternString { reading: Some(reading), alt })))
+                Some(Value::Syntax(Box::new(SyntaxString { reading: Some(reading), alt })))
             }
             b'"' => {
                 let automaton = n.strings.as_ref().and_then(leaf);
@@ -339,7 +346,7 @@ impl Value {
                 }
             }
             Value::Counted(string) => string.feed(graph, b),
-            Value::Pattern(string) => string.feed(b),
+            Value::Syntax(string) => string.feed(b),
             Value::Object(object) => object.feed(graph, b),
             Value::Array(array) => array.feed(graph, b),
         }
@@ -410,50 +417,94 @@ impl CountedString {
     }
 }
 
-/// A string read as an ECMA-262 pattern (`format: "regex"`): its decoded text runs through the
-/// pattern reader; the node's other strings, if any, run alongside on their automaton.
+/// A string read by a syntax (`format: "regex"`, `"hostname"`, `"idn-hostname"`): its decoded
+/// text runs through the syntax's reader; the node's other strings, if any, run alongside on
+/// their automaton.
 #[derive(Debug, Clone)]
-struct PatternString {
-    /// `None` once the text can no longer be a pattern.
-    reading: Option<PatternReading>,
+struct SyntaxString {
+    /// `None` once the text can no longer be one of the syntax's strings.
+    reading: Option<SyntaxReading>,
     alt: Option<(Arc<ByteDfa>, StateId)>,
 }
 
 #[derive(Debug, Clone)]
-struct PatternReading {
+struct SyntaxReading {
     decoder: StringDecoder,
-    syntax: PatternSyntax,
+    reader: SyntaxReader,
     /// `minLength`, in code points: a pattern can always grow to it (by `a`s).
     min_length: u64,
-    /// The closing quote was read (after a valid pattern).
+    /// Code points read.
+    length: u64,
+    /// The closing quote was read (after a valid text).
     closed: bool,
 }
 
-impl PatternReading {
-    /// The reading after `b`, if the text may still be (or now is) a pattern.
-    fn fed(&self, b: u8) -> Option<PatternReading> {
+/// The reader of one syntax, fed decoded code points.
+#[derive(Debug, Clone)]
+enum SyntaxReader {
+    Pattern(PatternSyntax),
+    Hostname(HostnameReader),
+}
+
+impl SyntaxReader {
+    fn new(syntax: StringSyntax) -> SyntaxReader {
+        match syntax {
+            StringSyntax::Pattern => SyntaxReader::Pattern(PatternSyntax::default()),
+            StringSyntax::Hostname => SyntaxReader::Hostname(HostnameReader::new(false)),
+            StringSyntax::IdnHostname => SyntaxReader::Hostname(HostnameReader::new(true)),
+        }
+    }
+
+    fn feed(&mut self, c: char) -> bool {
+        match self {
+            SyntaxReader::Pattern(p) => p.feed(c),
+            SyntaxReader::Hostname(h) => h.feed(c),
+        }
+    }
+
+    fn admits_pending(&self, decoder: &StringDecoder) -> bool {
+        match self {
+            SyntaxReader::Pattern(p) => p.admits_pending(decoder),
+            SyntaxReader::Hostname(h) => h.admits_pending(decoder),
+        }
+    }
+
+    fn is_accepting(&self) -> bool {
+        match self {
+            SyntaxReader::Pattern(p) => p.is_accepting(),
+            SyntaxReader::Hostname(h) => h.is_accepting(),
+        }
+    }
+}
+
+impl SyntaxReading {
+    /// The reading after `b`, if the text may still be (or now is) one of the syntax's strings.
+    fn fed(&self, b: u8) -> Option<SyntaxReading> {
         if self.closed {
             return None;
         }
         let mut next = self.clone();
-        let before = next.decoder.value().len();
         match next.decoder.feed(b) {
             DecodeStep::Invalid => None,
             DecodeStep::Closed => {
                 next.closed = true;
-                let long_enough = next.decoder.value().chars().count() as u64 >= next.min_length;
-                (long_enough && next.syntax.is_accepting()).then_some(next)
+                (next.length >= next.min_length && next.reader.is_accepting()).then_some(next)
             }
             DecodeStep::Continue => {
-                let PatternReading { decoder, syntax, .. } = &mut next;
-                let fed = decoder.value()[before..].chars().all(|c| syntax.feed(c));
-                (fed && syntax.admits_pending(decoder)).then_some(next)
+                let SyntaxReading { decoder, reader, length, .. } = &mut next;
+                // The reader keeps what it needs of the text: the decoder holds only what is new.
+                let fed = decoder.value().chars().all(|c| {
+                    *length += 1;
+                    reader.feed(c)
+                });
+                decoder.clear_value();
+                (fed && reader.admits_pending(decoder)).then_some(next)
             }
         }
     }
 }
 
-impl PatternString {
+impl SyntaxString {
     fn is_complete(&self) -> bool {
         self.reading.as_ref().is_some_and(|r| r.closed)
             || self.alt.as_ref().is_some_and(|(dfa, s)| dfa.is_accepting(*s))
@@ -470,7 +521,7 @@ impl PatternString {
         Step::Consumed
     }
 
-    /// Only the other strings' automaton, once the pattern reading is over.
+    /// Only the other strings' automaton, once the syntax's reading is over.
     fn string_context(&self) -> Option<(&Arc<ByteDfa>, StateId)> {
         if self.reading.is_some() {
             return None;

@@ -7,6 +7,9 @@
 //! completed to an accepted instance.
 
 mod graph;
+mod hostname;
+mod idna;
+mod idna_table;
 mod lower;
 mod matcher;
 mod pattern_syntax;
@@ -117,9 +120,9 @@ fn graph_diagnostic(error: graph::GraphError) -> Diagnostic {
                 crate::schema::strings::MAX_LENGTH_BOUND
             ),
         ),
-        PatternStrings => (
+        SyntaxStrings => (
             DiagnosticCode::UnsupportedKeyword,
-            "format \"regex\" together with a pattern, length bound or long list of strings, or on keys beside patternProperties or other key constraints, is not supported yet".to_string(),
+            "format \"regex\", \"hostname\" or \"idn-hostname\" together with a pattern, length bound, long list of strings or another of them, or on keys (patterns aside, and beside patternProperties or other key constraints), is not supported yet".to_string(),
         ),
         TwoContains => (
             DiagnosticCode::UnsupportedKeyword,

@@ -84,6 +84,12 @@ impl StringDecoder {
         &self.value
     }
 
+    /// Forgets the decoded value (what is pending stays), for readers that take the code points
+    /// as they come and need not clone them along.
+    pub(crate) fn clear_value(&mut self) {
+        self.value.clear();
+    }
+
     pub(crate) fn has_pending(&self) -> bool {
         self.pending != Pending::None
     }
