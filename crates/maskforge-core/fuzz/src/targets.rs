@@ -227,7 +227,7 @@ impl Bytes<'_> {
 
 const NAMES: &[&str] = &["a", "b", "ab", "é", "x-1"];
 const PATTERNS: &[&str] = &["^a", "b$", "^[a-c]+$", "\\d", "^(ab|ba)*$", "^.{2}$", "^(?!x)"];
-const FORMATS: &[&str] = &["date", "email", "ipv4", "uuid", "regex", "uri", "duration"];
+const FORMATS: &[&str] = &["date", "email", "ipv4", "uuid", "regex", "uri", "duration", "hostname", "idn-hostname"];
 const LITERALS: &[&str] = &["null", "true", "1", "1.0", "-2.5e1", "\"a\"", "\"ab\"", "[]", "[1, \"a\"]", "{\"a\": 1}"];
 
 /// A schema from the input: types and most keywords, nested up to depth 3, with recursion
