@@ -61,6 +61,8 @@ pub use limits::SchemaResourceLimits;
 pub use options::{BindPolicy, CompilerOptions, Draft, PropertyOrder};
 pub use schema::refs::{MapRegistry, Registry, SchemaRegistry};
 pub use session::Session;
+#[cfg(feature = "huggingface-hub")]
+pub use vocabulary::PretrainedOptions;
 #[cfg(feature = "tokenizer-processing")]
 pub use vocabulary::TokenizerJsonOptions;
 pub use vocabulary::{build_vocabulary, CompiledVocabulary, EosTokenIds, TokenId, TokenTrie, Vocabulary};

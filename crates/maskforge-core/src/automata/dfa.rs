@@ -14,7 +14,7 @@ pub type StateId = u32;
 pub const DEAD: StateId = 0;
 
 /// A deterministic automaton over bytes, trimmed (every state but [`DEAD`] can still reach an
-/// accepting state) and, once [`ByteDfa::minimize`]d, minimal. Bytes that behave alike in every
+/// accepting state) and minimal (every construction ends by minimising). Bytes that behave alike in every
 /// state share a class, so the table is `states x classes`.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ByteDfa {

@@ -1,6 +1,6 @@
 //! The regular arm: schemas whose language is regular compile to one minimal byte DFA.
 //!
-//! A schema is read as six per-type languages ([`Typed`]): what it admits among nulls, booleans,
+//! A schema is read as six per-type languages (`lang::Typed`): what it admits among nulls, booleans,
 //! numbers, strings, arrays and objects. Keywords narrow one type's language; combinators
 //! (`allOf`, `anyOf`, `oneOf`, `not`, `enum`, `$ref`) combine type by type, with automaton
 //! products where both sides are regular. A type whose language is not regular (integers,

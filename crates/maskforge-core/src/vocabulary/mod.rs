@@ -1,10 +1,14 @@
 //! Tokenizer vocabularies: token id -> bytes, EOS ids, and the compiled form binding needs.
 
 mod compiled;
+#[cfg(feature = "huggingface-hub")]
+mod pretrained;
 #[cfg(feature = "tokenizer-processing")]
 mod tokenizer_json;
 
 pub use compiled::{CompiledVocabulary, TokenTrie};
+#[cfg(feature = "huggingface-hub")]
+pub use pretrained::PretrainedOptions;
 #[cfg(feature = "tokenizer-processing")]
 pub use tokenizer_json::TokenizerJsonOptions;
 
