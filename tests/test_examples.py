@@ -47,3 +47,11 @@ def test_batched_sessions():
     assert len(left) == 5
     for line in left:
         assert set(json.loads(line.split(" -> ", 1)[1])) == {"mood", "ending"}
+
+
+def test_serving_adapter():
+    # The example checks that per-request and per-batch processors decode alike.
+    answers = [line.split(": ", 1)[1] for line in run_example("serving_adapter.py").splitlines() if line.startswith("r")]
+    assert len(answers) == 5
+    for answer in answers:
+        assert set(json.loads(answer)) == {"name", "mood", "likes"}
