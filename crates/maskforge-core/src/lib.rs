@@ -53,7 +53,7 @@ pub mod session;
 mod structured;
 pub mod vocabulary;
 
-pub use bind::BoundSchema;
+pub use bind::{BoundSchema, MaskCost, MaskRoute};
 pub use compiler::{CacheStats, Compiler, SchemaProgram};
 pub use error::{Diagnostic, DiagnosticCode, Error, RejectReason, Result};
 pub use executable::ExecutableSchema;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::automata::{StateId, DEAD};
-use crate::bind::{BoundKind, BoundSchema};
+use crate::bind::{BoundKind, BoundSchema, MaskCost, MaskRoute};
 use crate::error::{Error, RejectReason, Result};
 use crate::mask;
 use crate::structured::DocumentMatcher;
@@ -49,9 +49,28 @@ impl Session {
         }
         match &self.position {
             Position::Regular(state) => out.copy_from_slice(self.bound.row(*state)),
-            Position::Structured(matcher) => self.bound.structured_mask(matcher, out),
+            Position::Structured(matcher) => {
+                self.bound.structured_mask(matcher, out);
+            }
         }
         Ok(())
+    }
+
+    /// What writing the current mask takes: the route and the number of token-trie nodes the
+    /// structured matcher is stepped through. For cost tables and profiling (it computes the
+    /// mask once, into a scratch buffer); the count depends only on the schema, the position
+    /// and the vocabulary, not on the machine.
+    pub fn mask_cost(&self) -> MaskCost {
+        if self.finished {
+            return MaskCost { route: MaskRoute::Finished, trie_steps: 0 };
+        }
+        match &self.position {
+            Position::Regular(_) => MaskCost { route: MaskRoute::Row, trie_steps: 0 },
+            Position::Structured(matcher) => {
+                let mut scratch = vec![0u32; self.bound.word_count];
+                self.bound.structured_mask(matcher, &mut scratch)
+            }
+        }
     }
 
     /// Writes the mask as `4 * mask_word_count()` little-endian bytes.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use maskforge_core::mask::{allowed_ids, get_bit};
 use maskforge_core::reference::reference_mask;
 use maskforge_core::{
-    build_vocabulary, BindPolicy, BoundSchema, CompiledVocabulary, Compiler, CompilerOptions, Error, RejectReason,
-    Vocabulary,
+    build_vocabulary, BindPolicy, BoundSchema, CompiledVocabulary, Compiler, CompilerOptions, Error, MaskRoute,
+    RejectReason, Vocabulary,
 };
 
 const SCHEMAS: &[&str] = &[
@@ -261,4 +261,44 @@ fn one_bound_schema_serves_threads() {
             scope.spawn(move || walk_and_compare(&bound, text.as_bytes()));
         }
     });
+}
+
+#[test]
+fn mask_cost_names_the_route_and_leaves_the_session_alone() {
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(small_vocabulary())).unwrap();
+    let compiler = Compiler::without_cache();
+    let mask_of = |session: &maskforge_core::Session| {
+        let mut mask = vec![0u32; vocabulary.mask_word_count()];
+        session.write_mask(&mut mask).unwrap();
+        mask
+    };
+    let byte = |b: u8| u32::from(b);
+
+    // A regular schema copies a row: nothing is walked.
+    let regular = compiler.compile_json_schema(SCHEMAS[1]).unwrap().bind(&vocabulary).unwrap();
+    let session = regular.start_session().unwrap();
+    assert_eq!(session.mask_cost().route, MaskRoute::Row);
+    assert_eq!(session.mask_cost().trie_steps, 0);
+
+    // The structured arm walks the trie at structure, and inside an unconstrained string walks
+    // only the tokens that close it.
+    let structured =
+        compiler.compile_json_schema(r#"{"type": "array", "items": {"type": "string"}, "uniqueItems": true}"#).unwrap();
+    let bound = structured.bind(&vocabulary).unwrap();
+    let mut session = bound.start_session().unwrap();
+    session.advance(byte(b'[')).unwrap();
+    let before = mask_of(&session);
+    let at_structure = session.mask_cost();
+    assert_eq!(at_structure.route, MaskRoute::TrieWalk);
+    assert!(at_structure.trie_steps > 0);
+    assert_eq!(mask_of(&session), before, "mask_cost changed the session");
+    session.advance(byte(b'"')).unwrap();
+    let in_string = session.mask_cost();
+    assert_eq!(in_string.route, MaskRoute::StringRows);
+    assert!(in_string.trie_steps < at_structure.trie_steps, "{in_string:?} vs {at_structure:?}");
+    for b in *b"\"]" {
+        session.advance(byte(b)).unwrap();
+    }
+    session.advance(vocabulary.vocabulary().eos_token_ids()[0]).unwrap();
+    assert_eq!(session.mask_cost().route, MaskRoute::Finished);
 }

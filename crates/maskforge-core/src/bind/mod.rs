@@ -22,6 +22,30 @@ use crate::vocabulary::{CompiledVocabulary, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use rows::RowTable;
 
+/// How a session's mask is produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MaskRoute {
+    /// A precomputed row of the bound DFA, copied (regular schemas).
+    Row,
+    /// Inside a string on the structured arm: precomputed rows decide the tokens that stay in
+    /// the string, a walk of the tokens that close it decides the rest.
+    StringRows,
+    /// A pruned walk of the token trie, stepping the structured matcher byte by byte.
+    TrieWalk,
+    /// After EOS: only EOS.
+    Finished,
+}
+
+/// What writing one mask took: its route and how many token-trie nodes the matcher was stepped
+/// through (0 for rows). A count, independent of the machine: see [`crate::Session::mask_cost`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MaskCost {
+    pub route: MaskRoute,
+    pub trie_steps: usize,
+}
+
 /// A schema bound to a vocabulary: immutable, `Send + Sync`, cheap to clone; sessions share it.
 #[derive(Debug, Clone)]
 pub struct BoundSchema {
@@ -231,12 +255,15 @@ impl BoundInner {
     }
 
     /// Writes the mask of a structured position.
-    pub(crate) fn structured_mask(&self, matcher: &DocumentMatcher, out: &mut [u32]) {
+    /// Writes the mask of a structured position; says which route it took and how many
+    /// token-trie nodes the matcher was stepped through (a counter, not a timing).
+    pub(crate) fn structured_mask(&self, matcher: &DocumentMatcher, out: &mut [u32]) -> MaskCost {
         let BoundKind::Structured { program, trie, strings } = &self.kind else {
             unreachable!("structured masks exist for structured schemas only")
         };
         let graph = &program.graph;
-        match matcher.string_contexts(graph, strings.longest_token) {
+        let mut trie_steps = 0;
+        let route = match matcher.string_contexts(graph, strings.longest_token) {
             Some(contexts) => {
                 // Inside strings: each track's automaton decides the tokens that stay inside
                 // (their union is admitted); the tokens that close a string are walked from it.
@@ -261,7 +288,10 @@ impl BoundInner {
                     let mut memo = (contexts.len() == 1 && matcher.string_content_forgotten()).then_some(&mut replays);
                     split.closing.walk(
                         start,
-                        |walk, byte| walk.step_memo(graph, strings.longest_token, byte, memo.as_deref_mut()),
+                        |walk, byte| {
+                            trie_steps += 1;
+                            walk.step_memo(graph, strings.longest_token, byte, memo.as_deref_mut())
+                        },
                         |_, ids| {
                             for &id in ids {
                                 mask::set_bit(out, id);
@@ -269,6 +299,7 @@ impl BoundInner {
                         },
                     );
                 }
+                MaskRoute::StringRows
             }
             None => {
                 // One pruned walk of the byte trie. The matcher is cloned at each node, except
@@ -277,18 +308,23 @@ impl BoundInner {
                 let slack = strings.longest_token;
                 trie.walk(
                     WalkState::Full(matcher.clone()),
-                    |state, byte| state.step(graph, slack, byte),
+                    |state, byte| {
+                        trie_steps += 1;
+                        state.step(graph, slack, byte)
+                    },
                     |_, ids| {
                         for &id in ids {
                             mask::set_bit(out, id);
                         }
                     },
                 );
+                MaskRoute::TrieWalk
             }
-        }
+        };
         if matcher.is_accepting(graph) {
             self.set_eos(out);
         }
+        MaskCost { route, trie_steps }
     }
 
     fn string_split(&self, rows: &StringRows, string: &Arc<ByteDfa>, state: StateId) -> Arc<StringSplit> {
