@@ -65,7 +65,24 @@ impl Compiler {
         &self.options
     }
 
-    /// Compiles a schema given as JSON text.
+    /// Compiles a schema given as JSON text. What cannot be compiled exactly is an
+    /// [`Error::Schema`](crate::Error::Schema) whose diagnostic has a stable code, the keyword
+    /// and its JSON Pointer.
+    ///
+    /// ```
+    /// use maskforge_core::{Compiler, CompilerOptions, DiagnosticCode};
+    ///
+    /// let compiler = Compiler::new(CompilerOptions::default());
+    /// let program = compiler.compile_json_schema(r#"{"type": "array", "items": {"type": "integer"}}"#)?;
+    /// assert!(program.executable().accepts(b"[1, 2]"));
+    /// assert!(!program.executable().accepts(b"[1.5]"));
+    ///
+    /// let error = compiler.compile_json_schema(r#"{"pattern": "(a)\\1"}"#).unwrap_err();
+    /// let diagnostic = error.diagnostic().expect("a schema error");
+    /// assert_eq!(diagnostic.code, DiagnosticCode::UnsupportedPattern);
+    /// assert_eq!((diagnostic.keyword.as_deref(), diagnostic.pointer.as_str()), (Some("pattern"), "/pattern"));
+    /// # Ok::<(), maskforge_core::Error>(())
+    /// ```
     pub fn compile_json_schema(&self, schema: &str) -> Result<SchemaProgram> {
         let document = SchemaDocument::parse(schema, &self.options)?;
         self.compile_document(document)

@@ -84,6 +84,19 @@ impl Draft {
 
 /// Everything that configures a [`Compiler`](crate::Compiler). Built from `default()` and the
 /// `with_*` setters; every field that changes a compiled result is part of the cache identity.
+///
+/// ```
+/// use maskforge_core::{Compiler, CompilerOptions, Draft};
+///
+/// let options = CompilerOptions::default()
+///     .with_default_draft(Draft::Draft7)
+///     .with_max_json_whitespace(Some(0))
+///     .with_format_assertion(true);
+/// let program = Compiler::new(options).compile_json_schema(r#"{"type": "string", "format": "ipv4"}"#)?;
+/// assert!(program.executable().accepts(br#""192.168.0.1""#));
+/// assert!(!program.executable().accepts(br#""192.168.0.256""#));
+/// # Ok::<(), maskforge_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct CompilerOptions {

@@ -89,6 +89,24 @@ impl Session {
     }
 
     /// Commits one token. On error the session is unchanged.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use maskforge_core::{build_vocabulary, CompiledVocabulary, Compiler, CompilerOptions, Error};
+    ///
+    /// let tokens = [&b"tr"[..], b"ue", b"fa", b"lse", b"1"];
+    /// let map = tokens.iter().enumerate().map(|(id, t)| (id as u32, t.to_vec()));
+    /// let vocabulary = CompiledVocabulary::try_from(Arc::new(build_vocabulary(5, map)?))?;
+    /// let bound = Compiler::new(CompilerOptions::default()).compile_json_schema(r#"{"const": true}"#)?.bind(&vocabulary)?;
+    ///
+    /// let mut session = bound.start_session()?;
+    /// assert!(!session.is_allowed(2)); // `fa` leads outside the schema's language
+    /// assert!(matches!(session.advance(2), Err(Error::TokenRejected { token_id: 2, .. })));
+    /// session.advance(0)?; // `tr`: the rejection above changed nothing
+    /// session.advance(1)?; // `ue`
+    /// assert!(session.is_accepting() && session.is_allowed(5)); // EOS now allowed
+    /// # Ok::<(), maskforge_core::Error>(())
+    /// ```
     pub fn advance(&mut self, token: TokenId) -> Result<()> {
         match self.check(token)? {
             Step::Finish => self.finished = true,

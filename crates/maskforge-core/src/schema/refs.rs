@@ -28,6 +28,23 @@ pub trait SchemaRegistry: Send + Sync {
 }
 
 /// A registry over a fixed map of URIs to JSON texts.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Arc;
+/// use maskforge_core::{Compiler, CompilerOptions, MapRegistry, Registry};
+///
+/// let documents = HashMap::from([(
+///     "https://example.com/point.json".to_owned(),
+///     r#"{"type": "object", "required": ["x"], "properties": {"x": {"type": "integer"}}}"#.to_owned(),
+/// )]);
+/// let mut options = CompilerOptions::default();
+/// options.registry = Some(Registry(Arc::new(MapRegistry(documents))));
+/// let program = Compiler::new(options).compile_json_schema(r#"{"$ref": "https://example.com/point.json"}"#)?;
+/// assert!(program.executable().accepts(br#"{"x": 3}"#));
+/// assert!(!program.executable().accepts(br#"{"y": 3}"#));
+/// # Ok::<(), maskforge_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct MapRegistry(pub HashMap<String, String>);
 

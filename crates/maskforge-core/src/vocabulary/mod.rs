@@ -32,6 +32,17 @@ pub struct Vocabulary {
 impl Vocabulary {
     /// Builds a vocabulary from id-ordered token bytes (`None` for ids without bytes) and one or
     /// more EOS ids. EOS ids never generate bytes, whatever their entry holds.
+    ///
+    /// ```
+    /// use maskforge_core::Vocabulary;
+    ///
+    /// let tokens = vec![Some(b"{".to_vec()), Some(b"}".to_vec()), None, Some(b"</s>".to_vec())];
+    /// let vocabulary = Vocabulary::from_id_ordered_tokens(tokens, 3)?.with_mask_vocab_size(64)?;
+    /// assert_eq!((vocabulary.tokenizer_size(), vocabulary.mask_vocab_size()), (4, 64));
+    /// assert_eq!(vocabulary.token_bytes(3), None); // EOS generates nothing
+    /// assert!(vocabulary.is_eos(3));
+    /// # Ok::<(), maskforge_core::Error>(())
+    /// ```
     pub fn from_id_ordered_tokens(tokens: Vec<Option<Vec<u8>>>, eos_token_ids: impl Into<EosTokenIds>) -> Result<Self> {
         let eos_token_ids = eos_token_ids.into().0;
         if eos_token_ids.is_empty() {
