@@ -230,6 +230,9 @@ pub(crate) struct PatternKeys {
 /// Most strings a finite domain of items under `uniqueItems` is enumerated with.
 const MAX_UNIQUE_STRING_DOMAIN: u64 = 4096;
 
+/// Largest set of string values intersected value by value rather than by a product automaton.
+const FEW_VALUES: u64 = 64;
+
 /// Most object (array) shapes one node keeps: products of disjunctions (complements, `oneOf`
 /// made exclusive) beyond this are a resource limit.
 pub(crate) const MAX_SHAPES_PER_NODE: usize = 512;
@@ -457,6 +460,9 @@ pub(crate) struct Graph {
     kinds: Option<[NodeId; 6]>,
     /// Intersections of string automata, by operand addresses (operands held alive here).
     string_products: HashMap<(usize, usize), StringProduct>,
+    /// The values of string automata built from at most [`FEW_VALUES`] literals (`const`,
+    /// short `enum`s), by address (the automaton held alive here).
+    few_values: HashMap<usize, (Arc<ByteDfa>, Arc<Vec<String>>)>,
     /// `property_order = declared`: declared properties only in schema order.
     pub(crate) ordered: bool,
     /// For string automata of items under `uniqueItems` (by address): whether each state has
@@ -548,6 +554,7 @@ impl Graph {
             finite_domains: HashMap::new(),
             infinite: Vec::new(),
             string_products: HashMap::new(),
+            few_values: HashMap::new(),
             ordered,
             size: 0,
             depth: 0,
@@ -1083,10 +1090,60 @@ impl Graph {
         if let Some((_, _, hit)) = self.string_products.get(&key) {
             return Ok(Arc::clone(hit));
         }
-        let both = Arc::new(p.intersect(q, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?);
+        let both = match self.intersect_few(p, q).transpose().or_else(|| self.intersect_few(q, p).transpose()) {
+            Some(few) => few?,
+            None => Arc::new(p.intersect(q, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?),
+        };
         // The operands are kept alive with the result, so their addresses stay unique.
         self.string_products.insert(key, (Arc::clone(p), Arc::clone(q), Arc::clone(&both)));
         Ok(both)
+    }
+
+    /// `few ∩ other` without a product automaton when `few` holds a handful of values (a
+    /// `const` or short `enum` meeting another schema's strings, as in tagged unions): each value
+    /// is looked up in `other`, whose texts come in every spelling, by one spelling.
+    fn intersect_few(&mut self, few: &Arc<ByteDfa>, other: &ByteDfa) -> Result<Option<Arc<ByteDfa>>, GraphError> {
+        let Some(values) = self.few_values(few) else { return Ok(None) };
+        let kept: Vec<&String> = values
+            .iter()
+            .filter(|v| other.matches(serde_json::to_string(v).expect("a string serialises").as_bytes()))
+            .collect();
+        Ok(Some(if kept.len() == values.len() {
+            Arc::clone(few)
+        } else if kept.is_empty() {
+            Arc::new(ByteDfa::empty())
+        } else {
+            let kept: Vec<&str> = kept.iter().map(|v| v.as_str()).collect();
+            self.literal_strings(&kept)?
+        }))
+    }
+
+    /// The values of a string automaton built from a few literals.
+    fn few_values(&self, dfa: &Arc<ByteDfa>) -> Option<Arc<Vec<String>>> {
+        self.few_values.get(&(Arc::as_ptr(dfa) as usize)).map(|(_, values)| Arc::clone(values))
+    }
+
+    /// Remembers that `dfa` holds the JSON texts (every spelling) of `values`, when they are few,
+    /// so that intersections with it look them up one by one.
+    pub(crate) fn remember_literals(&mut self, dfa: &Arc<ByteDfa>, values: &[&str]) {
+        if values.len() as u64 <= FEW_VALUES {
+            let mut unique: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            unique.sort();
+            unique.dedup();
+            self.few_values.insert(Arc::as_ptr(dfa) as usize, (Arc::clone(dfa), Arc::new(unique)));
+        }
+    }
+
+    /// The automaton of the JSON texts of `values`, remembered as such.
+    fn literal_strings(&mut self, values: &[&str]) -> Result<Arc<ByteDfa>, GraphError> {
+        let texts = Re::alt(values.iter().map(|v| json::string_literal(v)).collect());
+        let dfa = Arc::new(
+            texts
+                .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
+                .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?,
+        );
+        self.remember_literals(&dfa, values);
+        Ok(dfa)
     }
 
     /// The strings of `dfa` whose length is in `range`, when `dfa` is finite with strings of at
@@ -1707,9 +1764,18 @@ impl Graph {
     /// parts. The matcher treats a node it does not count as possibly finite, and searches.
     fn compute_infinite(&mut self) {
         let n = self.nodes.len();
-        // Strings and numbers first, once each: counting a language walks its automaton.
-        let mut infinite: Vec<bool> =
-            (0..n).map(|id| self.satisfiable[id] && infinitely_many_values_of_scalars(&self.nodes[id])).collect();
+        // Strings and numbers first, once each: counting a language walks its automaton, and
+        // nodes share automata (by address here), so each is counted once.
+        let mut infinite_strings: HashMap<usize, bool> = HashMap::new();
+        let mut infinite: Vec<bool> = (0..n)
+            .map(|id| {
+                let node = &self.nodes[id];
+                let strings = node.strings.as_ref().is_some_and(|d| {
+                    *infinite_strings.entry(Arc::as_ptr(d) as usize).or_insert_with(|| d.language_size().is_none())
+                });
+                self.satisfiable[id] && (strings || infinitely_many_values_beside_automata(node))
+            })
+            .collect();
         loop {
             let mut changed = false;
             for id in 0..n {
@@ -1864,8 +1930,12 @@ fn strongest_witnesses<'a>(witnesses: impl Iterator<Item = &'a KeyWitness>) -> V
 /// length count when their length may reach 4: more than 2^64 strings of the 1,112,064 code
 /// points, more than any count of items reaches.
 fn infinitely_many_values_of_scalars(node: &Node) -> bool {
+    node.strings.as_ref().is_some_and(|d| d.language_size().is_none()) || infinitely_many_values_beside_automata(node)
+}
+
+/// [`infinitely_many_values_of_scalars`] but for the string automaton.
+fn infinitely_many_values_beside_automata(node: &Node) -> bool {
     node.syntax_strings.is_some()
-        || node.strings.as_ref().is_some_and(|d| d.language_size().is_none())
         || node.counted_strings.is_some_and(|r| r.max.is_none_or(|max| max >= 4 && max >= r.min))
         || node.numbers.iter().any(|c| c.has_infinitely_many_values())
 }

@@ -258,8 +258,8 @@ impl<'a> Lowering<'a> {
                     )
                     .with_keyword("enum"));
                 }
-                let literals = strings.iter().filter_map(|v| v.as_str()).map(json::string_literal).collect();
-                let dfa = self.dfa(&Re::alt(literals), &at)?;
+                let values: Vec<&str> = strings.iter().filter_map(|v| v.as_str()).collect();
+                let dfa = self.literal_strings(&values, &at)?;
                 ids.push(self.graph.add(Node { strings: Some(dfa), ..Node::default() }));
             }
             operands.push(self.graph.any(ids));
@@ -550,6 +550,13 @@ impl<'a> Lowering<'a> {
         })
     }
 
+    /// The JSON texts of `values`, an automaton the graph knows to be made of them.
+    fn literal_strings(&mut self, values: &[&str], pointer: &str) -> Lowered<Arc<ByteDfa>> {
+        let dfa = self.dfa(&Re::alt(values.iter().map(|v| json::string_literal(v)).collect()), pointer)?;
+        self.graph.remember_literals(&dfa, values);
+        Ok(dfa)
+    }
+
     fn dfa(&self, re: &Re, pointer: &str) -> Lowered<Arc<ByteDfa>> {
         let limits = &self.options.limits;
         re.compile(limits.max_dfa_states, limits.max_nfa_states).map(Arc::new).map_err(|_| {
@@ -672,7 +679,7 @@ impl<'a> Lowering<'a> {
                 let values = Some(vec![number_value(value)?]);
                 node.numbers.push(Arc::new(NumberConstraints { values, ..NumberConstraints::default() }));
             }
-            Value::String(s) => node.strings = Some(self.dfa(&json::string_literal(s), "")?),
+            Value::String(s) => node.strings = Some(self.literal_strings(&[s.as_str()], "")?),
             Value::Array(items) => {
                 let prefix = items.iter().map(|v| self.value_node(v)).collect::<Lowered<Vec<_>>>()?;
                 let len = prefix.len() as u64;
