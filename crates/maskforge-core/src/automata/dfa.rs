@@ -170,12 +170,17 @@ impl ByteDfa {
         s != DEAD && self.is_accepting(s)
     }
 
-    /// The live successors of `state`, each with how many bytes lead there.
-    fn successors(&self, state: StateId) -> Vec<(StateId, u64)> {
+    /// How many bytes each class holds.
+    fn class_sizes(&self) -> Vec<u64> {
         let mut class_sizes = vec![0u64; self.class_count];
         for &class in &self.classes {
             class_sizes[class as usize] += 1;
         }
+        class_sizes
+    }
+
+    /// The live successors of `state`, each with how many bytes lead there.
+    fn successors_with(&self, state: StateId, class_sizes: &[u64]) -> Vec<(StateId, u64)> {
         (0..self.class_count)
             .filter_map(|class| {
                 let to = self.next_class(state, class as u8);
@@ -184,11 +189,51 @@ impl ByteDfa {
             .collect()
     }
 
+    /// Whether infinitely many strings are accepted: a cycle reachable from the start (every
+    /// live state reaches acceptance, the automaton being trimmed). A depth-first search over
+    /// the table, without building successor lists.
+    pub fn is_infinite(&self) -> bool {
+        if self.is_empty_language() {
+            return false;
+        }
+        const NEW: u8 = 0;
+        const ON_PATH: u8 = 1;
+        const DONE: u8 = 2;
+        let mut mark = vec![NEW; self.state_count()];
+        mark[self.start as usize] = ON_PATH;
+        // Each frame: a state and the next class to follow from it.
+        let mut path: Vec<(StateId, usize)> = vec![(self.start, 0)];
+        while let Some(frame) = path.last_mut() {
+            let (state, class) = *frame;
+            if class == self.class_count {
+                mark[state as usize] = DONE;
+                path.pop();
+                continue;
+            }
+            frame.1 += 1;
+            let to = self.next_class(state, class as u8);
+            if to == DEAD {
+                continue;
+            }
+            match mark[to as usize] {
+                ON_PATH => return true,
+                NEW => {
+                    mark[to as usize] = ON_PATH;
+                    path.push((to, 0));
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// Per state: whether infinitely many strings lead from it to acceptance (it reaches a
     /// cycle; every live state reaches acceptance, the automaton being trimmed).
     pub fn unbounded_from(&self) -> Vec<bool> {
         let n = self.state_count();
-        let successors: Vec<Vec<(StateId, u64)>> = (0..n as StateId).map(|s| self.successors(s)).collect();
+        let class_sizes = self.class_sizes();
+        let successors: Vec<Vec<(StateId, u64)>> =
+            (0..n as StateId).map(|s| self.successors_with(s, &class_sizes)).collect();
         // Strongly connected components would do; repeatedly removing states with no remaining
         // successor (a reverse topological peel) leaves exactly the states that reach a cycle.
         let mut remaining: Vec<usize> = successors.iter().map(|succ| succ.len()).collect();
@@ -237,11 +282,14 @@ impl ByteDfa {
         // States from which acceptance is reachable (a fixpoint); in a finite language they
         // form a DAG, so the walk below ends.
         let n = self.state_count();
+        let class_sizes = self.class_sizes();
         let mut reaches: Vec<bool> = (0..n as StateId).map(|s| self.is_accepting(s)).collect();
         loop {
             let mut changed = false;
             for s in 0..n as StateId {
-                if !reaches[s as usize] && self.successors(s).iter().any(|&(to, _)| reaches[to as usize]) {
+                if !reaches[s as usize]
+                    && self.successors_with(s, &class_sizes).iter().any(|&(to, _)| reaches[to as usize])
+                {
                     reaches[s as usize] = true;
                     changed = true;
                 }
@@ -279,13 +327,14 @@ impl ByteDfa {
             return None;
         }
         // The states reachable from the start form a DAG: post-order.
+        let class_sizes = self.class_sizes();
         let mut value: Vec<Option<u64>> = vec![None; self.state_count()];
         let mut stack: Vec<(StateId, bool)> = vec![(self.start, false)];
         while let Some((s, expanded)) = stack.pop() {
             if value[s as usize].is_some() {
                 continue;
             }
-            let successors = self.successors(s);
+            let successors = self.successors_with(s, &class_sizes);
             if expanded {
                 let below: Vec<(u64, u64)> = successors
                     .iter()
@@ -859,6 +908,22 @@ mod tests {
 
     fn lit(s: &str) -> Re {
         Re::literal(s.as_bytes())
+    }
+
+    #[test]
+    fn infinite_languages_are_those_without_a_size() {
+        let cases = [
+            Re::literal(b"abc"),
+            Re::repeat(Re::literal(b"ab"), 0, None),
+            Re::alt(vec![Re::literal(b"x"), Re::repeat(Re::byte_range(b'0', b'9'), 1, Some(3))]),
+            Re::concat(vec![Re::literal(b"a"), Re::repeat(Re::byte_range(b'a', b'c'), 2, None), Re::literal(b"z")]),
+            Re::Nothing,
+            Re::literal(b""),
+        ];
+        for re in cases {
+            let dfa = dfa(re);
+            assert_eq!(dfa.is_infinite(), dfa.language_size().is_none(), "{dfa:?}");
+        }
     }
 
     #[test]

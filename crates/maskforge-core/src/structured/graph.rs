@@ -1771,7 +1771,7 @@ impl Graph {
             .map(|id| {
                 let node = &self.nodes[id];
                 let strings = node.strings.as_ref().is_some_and(|d| {
-                    *infinite_strings.entry(Arc::as_ptr(d) as usize).or_insert_with(|| d.language_size().is_none())
+                    *infinite_strings.entry(Arc::as_ptr(d) as usize).or_insert_with(|| d.is_infinite())
                 });
                 self.satisfiable[id] && (strings || infinitely_many_values_beside_automata(node))
             })
@@ -1930,7 +1930,7 @@ fn strongest_witnesses<'a>(witnesses: impl Iterator<Item = &'a KeyWitness>) -> V
 /// length count when their length may reach 4: more than 2^64 strings of the 1,112,064 code
 /// points, more than any count of items reaches.
 fn infinitely_many_values_of_scalars(node: &Node) -> bool {
-    node.strings.as_ref().is_some_and(|d| d.language_size().is_none()) || infinitely_many_values_beside_automata(node)
+    node.strings.as_ref().is_some_and(|d| d.is_infinite()) || infinitely_many_values_beside_automata(node)
 }
 
 /// [`infinitely_many_values_of_scalars`] but for the string automaton.
