@@ -37,18 +37,8 @@ pub(crate) enum Property {
 
 pub(crate) fn derived_property(c: char) -> Property {
     let cp = c as u32;
-    match DERIVED_PROPERTY.binary_search_by(|&(first, last, _)| {
-        if last < cp {
-            std::cmp::Ordering::Less
-        } else if first > cp {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    }) {
-        Ok(i) => DERIVED_PROPERTY[i].2,
-        Err(_) => Property::Disallowed,
-    }
+    let i = DERIVED_PROPERTY.partition_point(|&(_, last, _)| last < cp);
+    DERIVED_PROPERTY.get(i).filter(|&&(first, _, _)| first <= cp).map_or(Property::Disallowed, |&(_, _, p)| p)
 }
 
 pub(crate) fn bidi_class(c: char) -> BidiClass {
