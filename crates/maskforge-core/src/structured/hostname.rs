@@ -151,22 +151,20 @@ impl HostnameReader {
         if self.ends_name(self.label()) {
             return true;
         }
-        let representatives: Vec<char> = if self.international {
-            ASCII_REPRESENTATIVES.iter().chain(&UNICODE_REPRESENTATIVES).copied().collect()
-        } else {
-            ASCII_REPRESENTATIVES.to_vec()
-        };
+        // Without allocating: this runs for most code points a mask tries inside a label.
+        let unicode: &[char] = if self.international { &UNICODE_REPRESENTATIVES } else { &[] };
+        let representatives = ASCII_REPRESENTATIVES.iter().chain(unicode).copied();
         // Every obligation but one is met by the next code point, which also ends the label
         // well under the Bidi rule; a KATAKANA MIDDLE DOT's (a Hiragana, Katakana or Han
         // character anywhere) may be due beside one of them.
         let two = self.label().contains(&'\u{30FB}');
         let mut candidate = self.label().to_vec();
         let ends = |candidate: &[char]| self.ends_name(candidate);
-        representatives.iter().any(|&c| {
+        representatives.clone().any(|c| {
             candidate.push(c);
             let found = ends(&candidate)
                 || two
-                    && representatives.iter().any(|&d| {
+                    && representatives.clone().any(|d| {
                         candidate.push(d);
                         let found = ends(&candidate);
                         candidate.pop();
