@@ -38,6 +38,23 @@ fn the_structured_graph_has_a_size_budget() {
 }
 
 #[test]
+fn products_of_number_alternatives_are_bounded() {
+    // Each `anyOf` offers two number constraints; their conjunction has 2^n alternatives.
+    let alternatives = |n: usize| {
+        let factor = |i: usize| format!(r#"{{"anyOf": [{{"minimum": {i}}}, {{"multipleOf": {}}}]}}"#, i + 2);
+        let factors: Vec<String> = (0..n).map(factor).collect();
+        format!(r#"{{"type": "number", "allOf": [{}]}}"#, factors.join(", "))
+    };
+    compile_with(SchemaResourceLimits::default(), &alternatives(4)).unwrap();
+    let d = compile_with(SchemaResourceLimits::default(), &alternatives(40)).unwrap_err();
+    assert_eq!(d.code, DiagnosticCode::ResourceLimit, "{d}");
+    // Repeated alternatives are kept once, so the same factor many times stays small.
+    let same =
+        format!(r#"{{"allOf": [{}]}}"#, vec![r#"{"anyOf": [{"minimum": 1}, {"multipleOf": 3}]}"#; 40].join(", "));
+    compile_with(SchemaResourceLimits::default(), &same).unwrap();
+}
+
+#[test]
 fn a_pattern_automaton_beyond_the_limit_is_a_resource_limit() {
     let d = compile_with(SchemaResourceLimits::default(), r#"{"type": "string", "pattern": "^(a|b)*a(a|b){40}$"}"#)
         .unwrap_err();

@@ -59,6 +59,7 @@ fn compiler() -> &'static Compiler {
         limits.max_document_bytes = 64 << 10;
         limits.max_dfa_states = 4_000;
         limits.max_nfa_states = 40_000;
+        limits.max_graph_size = 200_000;
         let options = CompilerOptions::default()
             .with_executable_cache_bytes(256 << 20)
             .with_trie_cache_bytes(64 << 20)

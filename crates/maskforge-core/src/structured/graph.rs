@@ -148,7 +148,7 @@ pub(crate) struct ObjectShape {
 
 /// At least one member whose key is not in `named` and whose value satisfies `node`: the
 /// complement of "every other key satisfies `additionalProperties`".
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct KeyWitness {
     pub(crate) named: Arc<BTreeSet<String>>,
     pub(crate) node: NodeId,
@@ -194,6 +194,60 @@ pub(crate) struct PatternProperty {
     pub(crate) node: NodeId,
     /// Index in [`ObjectShape::others`] of the schema object it came from.
     pub(crate) owner: usize,
+}
+
+/// Automata compare by identity: equal shapes come from the same schema objects.
+impl PartialEq for PatternProperty {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.keys, &other.keys) && self.node == other.node && self.owner == other.owner
+    }
+}
+
+/// Structural equality, to keep one copy of a shape that a union or a product of alternatives
+/// reaches twice (`allOf` over `anyOf`s that admit every object, for instance).
+impl PartialEq for ObjectShape {
+    fn eq(&self, other: &Self) -> bool {
+        // Destructured so that a new field cannot be left out of the comparison.
+        let ObjectShape {
+            properties,
+            order,
+            other: rest,
+            others,
+            patterns,
+            names,
+            keys,
+            required,
+            min,
+            max,
+            evaluated,
+            witnesses,
+        } = self;
+        let same_keys = match (keys, &other.keys) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        *properties == other.properties
+            && *order == other.order
+            && *rest == other.other
+            && *others == other.others
+            && *patterns == other.patterns
+            && *names == other.names
+            && same_keys
+            && *required == other.required
+            && *min == other.min
+            && *max == other.max
+            && *evaluated == other.evaluated
+            && *witnesses == other.witnesses
+    }
+}
+
+/// Adds one alternative (number constraints, an array or object shape) unless it is there
+/// already. Unions and products of unions reach the same alternative many times; past
+/// [`MAX_SHAPES_PER_NODE`] the list is a long `enum` of distinct values, not worth the search.
+fn push_alternative<T: PartialEq>(alternatives: &mut Vec<T>, alternative: T) {
+    if alternatives.len() > MAX_SHAPES_PER_NODE || !alternatives.contains(&alternative) {
+        alternatives.push(alternative);
+    }
 }
 
 /// Unnamed keys under `patternProperties`, grouped by signature (the set of patterns a key
@@ -473,7 +527,8 @@ pub(crate) struct Graph {
     /// Whether each node has infinitely many values (set with satisfiability; a sound
     /// under-approximation, see [`Graph::compute_infinite`]).
     pub(crate) infinite: Vec<bool>,
-    /// Nodes plus the shapes and named properties of computed nodes, against `max_size`.
+    /// Nodes plus the shapes, named properties, array prefixes and number alternatives of
+    /// computed nodes, against `max_size`.
     size: usize,
     /// Nested [`Graph::ensure_ready`] calls.
     depth: u32,
@@ -490,7 +545,9 @@ fn absorb(content: &mut Node, other: &Node) -> Result<(), GraphError> {
     content.null |= other.null;
     content.true_ |= other.true_;
     content.false_ |= other.false_;
-    content.numbers.extend(other.numbers.iter().cloned());
+    for constraints in &other.numbers {
+        push_alternative(&mut content.numbers, Arc::clone(constraints));
+    }
     content.counted_strings = match (content.counted_strings, other.counted_strings) {
         (Some(p), Some(q)) => Some(p.union(&q).ok_or(GraphError::CountedStrings)?),
         (p, q) => p.or(q),
@@ -499,8 +556,12 @@ fn absorb(content: &mut Node, other: &Node) -> Result<(), GraphError> {
         (Some(a), Some(b)) => Some(a.union(b)?),
         (a, b) => a.or(b),
     };
-    content.arrays.extend(other.arrays.iter().cloned());
-    content.objects.extend(other.objects.iter().cloned());
+    for shape in &other.arrays {
+        push_alternative(&mut content.arrays, shape.clone());
+    }
+    for shape in &other.objects {
+        push_alternative(&mut content.objects, shape.clone());
+    }
     Ok(())
 }
 
@@ -525,7 +586,7 @@ pub(crate) enum GraphError {
     /// pattern, a length bound, a long list of strings or another syntax, or under
     /// `propertyNames` (patterns aside).
     SyntaxStrings,
-    /// A node would keep more than [`MAX_SHAPES_PER_NODE`] object or array shapes.
+    /// A node would keep more than [`MAX_SHAPES_PER_NODE`] number, object or array shapes.
     TooManyShapes,
     /// A complement or an evaluation the graph cannot express, at the pointer of the keyword
     /// that asked for it.
@@ -992,7 +1053,9 @@ impl Graph {
         let content = self.compute(pending);
         self.depth -= 1;
         let content = content?;
-        self.size += content.objects.iter().map(|s| 1 + s.properties.len()).sum::<usize>() + content.arrays.len();
+        self.size += content.objects.iter().map(|s| 1 + s.properties.len()).sum::<usize>()
+            + content.arrays.iter().map(|s| 1 + s.prefix.len()).sum::<usize>()
+            + content.numbers.len();
         self.nodes[id as usize] = content;
         self.pending[id as usize] = None;
         self.check_size()
@@ -1199,13 +1262,19 @@ impl Graph {
     fn intersect_content(&mut self, x: &Node, y: &Node) -> Result<Node, GraphError> {
         let mut node =
             Node { null: x.null && y.null, true_: x.true_ && y.true_, false_: x.false_ && y.false_, ..Node::default() };
+        if x.numbers.len().saturating_mul(y.numbers.len()) > MAX_SHAPES_PER_NODE.saturating_mul(16) {
+            return Err(GraphError::TooManyShapes);
+        }
         for p in &x.numbers {
             for q in &y.numbers {
                 let both = p.intersect(q);
                 if both.is_satisfiable() {
-                    node.numbers.push(Arc::new(both));
+                    push_alternative(&mut node.numbers, Arc::new(both));
                 }
             }
+        }
+        if node.numbers.len() > MAX_SHAPES_PER_NODE {
+            return Err(GraphError::TooManyShapes);
         }
         // (Dx | Rx) & (Dy | Ry) = Dx&Dy | Dx&Ry | Rx&Dy | Rx&Ry, automata D and length ranges R.
         let mut automata: Vec<Arc<ByteDfa>> = Vec::new();
@@ -1297,7 +1366,7 @@ impl Graph {
                 let unique = p.unique.clone().or_else(|| q.unique.clone());
                 let shape = ArrayShape { prefix, rest, min, max, contains, evaluated, unique };
                 if !shape.is_contradictory() {
-                    node.arrays.push(shape);
+                    push_alternative(&mut node.arrays, shape);
                 }
             }
         }
@@ -1358,7 +1427,7 @@ impl Graph {
                 };
                 for shape in self.place_witnesses(shape) {
                     if !shape.is_contradictory() {
-                        node.objects.push(shape);
+                        push_alternative(&mut node.objects, shape);
                     }
                 }
             }

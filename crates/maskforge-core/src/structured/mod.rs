@@ -135,7 +135,7 @@ fn graph_diagnostic(error: graph::GraphError) -> Diagnostic {
         TooManyShapes => (
             DiagnosticCode::ResourceLimit,
             format!(
-                "a value has more than {} alternative object or array shapes (oneOf, not, if)",
+                "a value has more than {} alternative number, object or array shapes (oneOf, not, if)",
                 graph::MAX_SHAPES_PER_NODE
             ),
         ),
