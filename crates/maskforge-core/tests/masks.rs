@@ -211,6 +211,21 @@ mod real_tokenizers {
             r##"{"$defs": {"n": {"type": "object", "properties": {"v": {"type": "number", "maximum": 1e2}, "kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "required": ["v"]}}, "$ref": "#/$defs/n"}"##,
             "{\n  \"kids\": [{\"v\": -1.5}, {\"v\": 100, \"kids\": []}],\n  \"v\": 0.25\n}",
         ),
+        // Finitely many keys sharing prefixes: the search for an unseen one.
+        (
+            r#"{"type": "object", "propertyNames": {"enum": ["alpha", "alpine", "beta"]}, "additionalProperties": {"type": "integer"}}"#,
+            r#"{"alpine": 1, "alpha": 2, "beta": 3}"#,
+        ),
+        // Two object shapes read side by side (children shared between matcher copies).
+        (
+            r#"{"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "array"}}}]}"#,
+            r#"{"b": [1, 2.5, {"c": [true]}], "a": "x"}"#,
+        ),
+        // Named keys under `required` and `maxProperties` (the key options of a track).
+        (
+            r#"{"type": "object", "properties": {"name": {"type": "string"}, "nick": {"type": "string"}, "n": {"type": "integer"}}, "required": ["n"], "maxProperties": 2}"#,
+            r#"{"nick": "x", "n": 1}"#,
+        ),
     ];
 
     #[test]

@@ -574,6 +574,13 @@ fn pattern_properties_never_admit_a_key_that_cannot_be_completed() {
     assert!(!live(finite, r#"{"a":1,"b":2,"#), "every allowed key is taken");
     assert!(!live(finite, r#"{"a":1,"b":2,""#));
     assert!(!live(finite, r#"{"c"#));
+    // Keys sharing prefixes: a prefix is dead once every key it can become was seen.
+    let shared = r#"{"type": "object", "propertyNames": {"enum": ["alpha", "alpine", "beta"]}, "additionalProperties": {"type": "integer"}}"#;
+    assert!(live(shared, r#"{"alpine":1,"alp"#) && !live(shared, r#"{"alpine":1,"alpi"#));
+    assert!(live(shared, r#"{"alpine":1,"alpha":2,"b"#));
+    for dead in ["a", "al", "alp", "\\u0061"] {
+        assert!(!live(shared, format!(r#"{{"alpine":1,"alpha":2,"{dead}"#)), "{dead}");
+    }
     // Keys whose schema admits nothing are refused from their first byte that decides it.
     let unsat =
         r#"{"patternProperties": {"^n": false, "^no": {"type": "null"}}, "additionalProperties": {"type": "null"}}"#;

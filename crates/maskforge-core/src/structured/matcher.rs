@@ -20,6 +20,13 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// Feeds a member's or item's value, copying it first when another matcher shares it. Values
+/// below a container are shared between copies of the matcher (a mask's trie walk copies it at
+/// every node), so a copy costs the open containers along the path, not the whole tree.
+fn feed_shared(value: &mut Arc<Value>, graph: &Graph, b: u8) -> Step {
+    Arc::make_mut(value).feed(graph, b)
+}
+
 /// The outcome of feeding one byte to a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
@@ -66,7 +73,7 @@ impl Value {
                         o.tracks.iter().all(|t| t.key_context(graph, o.key_text).is_some_and(&mut *visit))
                     }
                     ObjectPhase::InValue => {
-                        children_contexts(graph, slack, o.tracks.iter().map(|t| t.child.as_ref()), visit)
+                        children_contexts(graph, slack, o.tracks.iter().map(|t| t.child.as_deref()), visit)
                     }
                     _ => false,
                 }
@@ -79,7 +86,7 @@ impl Value {
                 ArrayPhase::InItem
                     if a.tracks.iter().all(|t| {
                         t.seen.is_none()
-                            || match &t.child {
+                            || match t.child.as_deref() {
                                 Some(Value::Leaf { dfa, .. }) => Arc::ptr_eq(dfa, &graph.any_string),
                                 Some(container @ (Value::Object(_) | Value::Array(_))) => {
                                     container.open_ended(graph, false)
@@ -88,7 +95,7 @@ impl Value {
                             }
                     }) =>
                 {
-                    return children_contexts(graph, slack, a.tracks.iter().map(|t| t.child.as_ref()), visit);
+                    return children_contexts(graph, slack, a.tracks.iter().map(|t| t.child.as_deref()), visit);
                 }
                 _ => None,
             },
@@ -121,11 +128,11 @@ impl Value {
             Value::Syntax(p) => !p.is_complete(),
             Value::Object(o) => match o.phase {
                 ObjectPhase::InKey => true,
-                ObjectPhase::InValue => child_in_string(o.tracks.first().and_then(|t| t.child.as_ref())),
+                ObjectPhase::InValue => child_in_string(o.tracks.first().and_then(|t| t.child.as_deref())),
                 _ => false,
             },
             Value::Array(a) => {
-                a.phase == ArrayPhase::InItem && child_in_string(a.tracks.first().and_then(|t| t.child.as_ref()))
+                a.phase == ArrayPhase::InItem && child_in_string(a.tracks.first().and_then(|t| t.child.as_deref()))
             }
             Value::Start(_) | Value::Number(_) => false,
         }
@@ -141,14 +148,14 @@ impl Value {
                 o.phase == ObjectPhase::InValue
                     && o.tracks
                         .iter()
-                        .all(|t| t.probe.is_none() && t.child.as_ref().is_some_and(Value::string_content_forgotten))
+                        .all(|t| t.probe.is_none() && t.child.as_deref().is_some_and(Value::string_content_forgotten))
             }
             Value::Array(a) => {
                 a.phase == ArrayPhase::InItem
                     && a.tracks.iter().all(|t| {
                         t.probe.is_none()
                             && t.seen.is_none()
-                            && t.child.as_ref().is_some_and(Value::string_content_forgotten)
+                            && t.child.as_deref().is_some_and(Value::string_content_forgotten)
                     })
             }
             Value::Start(_) | Value::Number(_) | Value::Counted(_) | Value::Syntax(_) => false,
@@ -267,6 +274,7 @@ impl Value {
                         pending: !s.witnesses.is_empty(),
                         probe: None,
                         serving: false,
+                        key_options: None,
                     })
                     .collect();
                 (!shapes.is_empty()).then(|| {
@@ -577,13 +585,45 @@ struct ObjectTrack {
     /// automaton of candidate keys (see [`PatternKeys`](super::graph::PatternKeys)).
     allowed_key: StateId,
     context_key: StateId,
-    child: Option<Value>,
+    child: Option<Arc<Value>>,
     /// The shape's witness member has not occurred yet.
     pending: bool,
     /// The current member's value read against the witness' schema, while it may match.
-    probe: Option<Value>,
+    probe: Option<Arc<Value>>,
     /// The current member must serve as the witness (its child is the conjunction).
     serving: bool,
+    /// What the key being read may become, worked out when it starts (`None` between keys).
+    key_options: Option<Arc<KeyOptions>>,
+}
+
+/// What the next key of a track may be, fixed by its keys seen while a key is read: asked at
+/// every byte of the key (and at every trie node of a mask inside one), answered once.
+#[derive(Debug)]
+struct KeyOptions {
+    /// Any key text that stays a string leads to an allowed key.
+    open: bool,
+    /// The named keys (`properties`, `required`) that may come next.
+    names: Vec<String>,
+    /// One more key not named by the shape keeps the object completable.
+    unnamed_live: bool,
+}
+
+impl KeyOptions {
+    fn new(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) -> KeyOptions {
+        let open = key_open(graph, shape, seen, pending);
+        // Required names need not be declared in `properties`.
+        let candidates = shape.properties.keys().chain(shape.required.iter());
+        let mut names: Vec<String> = Vec::new();
+        if !open {
+            for name in candidates {
+                if !names.contains(name) && key_allowed(graph, shape, seen, name, pending) {
+                    names.push(name.clone());
+                }
+            }
+        }
+        let unnamed_live = !open && shape.keys.is_some() && object_live(graph, shape, seen, 1, pending);
+        KeyOptions { open, names, unnamed_live }
+    }
 }
 
 impl ObjectTrack {
@@ -623,7 +663,7 @@ impl ObjectTrack {
             {
                 return true;
             }
-            ObjectPhase::InValue if self.child.as_ref().is_some_and(|c| c.open_ended(graph, through_strings)) => {
+            ObjectPhase::InValue if self.child.as_deref().is_some_and(|c| c.open_ended(graph, through_strings)) => {
                 return true;
             }
             _ => {}
@@ -780,26 +820,36 @@ fn room_for_unnamed_key(graph: &Graph, shape: &ObjectShape, seen: &[String], pen
 /// Whether a key whose text so far is `decoder` (and `allowed` on the shape's automaton of
 /// allowed unnamed keys) can still become an allowed key.
 fn key_prefix_live(
-    graph: &Graph,
     shape: &ObjectShape,
+    options: &KeyOptions,
     seen: &[String],
     decoder: &StringDecoder,
     allowed: StateId,
-    pending: bool,
 ) -> bool {
-    if key_open(graph, shape, seen, pending) {
-        return true;
-    }
-    // Required names need not be declared in `properties`.
-    let candidates = shape.properties.keys().chain(shape.required.iter());
-    if candidates.into_iter().any(|name| decoder.can_become(name) && key_allowed(graph, shape, seen, name, pending)) {
+    if options.open || options.names.iter().any(|name| decoder.can_become(name)) {
         return true;
     }
     let Some(keys) = &shape.keys else { return false };
     let Some(text) = &keys.allowed_text else { return false };
     allowed != DEAD
-        && object_live(graph, shape, seen, 1, pending)
+        && options.unnamed_live
         && (keys.unbounded_from[allowed as usize] || unseen_key_completes(text, allowed, decoder, seen))
+}
+
+impl ObjectTrack {
+    /// The track's [`KeyOptions`], worked out on first use after a key closed.
+    fn key_options(&mut self, graph: &Graph) -> Arc<KeyOptions> {
+        let (node, shape, seen, pending) = (self.node, self.shape, &self.seen, self.pending);
+        Arc::clone(self.key_options.get_or_insert_with(|| {
+            Arc::new(KeyOptions::new(graph, &graph.node(node).objects[shape as usize], seen, pending))
+        }))
+    }
+
+    /// [`key_prefix_live`] for this track.
+    fn key_live(&mut self, graph: &Graph, decoder: &StringDecoder, allowed: StateId) -> bool {
+        let options = self.key_options(graph);
+        key_prefix_live(self.shape(graph), &options, &self.seen, decoder, allowed)
+    }
 }
 
 /// Most key spellings [`unseen_key_completes`] tries before assuming that one completes.
@@ -809,10 +859,18 @@ const KEY_SEARCH_BUDGET: usize = 100_000;
 /// that is not in `seen`. Only called when finitely many keys complete it; the search follows
 /// canonical spellings, so each candidate key is decoded once.
 fn unseen_key_completes(text: &ByteDfa, state: StateId, decoder: &StringDecoder, seen: &[String]) -> bool {
+    if state == DEAD {
+        return false;
+    }
     // `free`: an escape begun by the real text, which may be spelled any way.
     let mut stack = vec![(state, decoder.clone(), decoder.has_pending())];
     let mut budget = KEY_SEARCH_BUDGET;
     while let Some((s, current, free)) = stack.pop() {
+        // A live state completes to some key, and a key extending a prefix that no seen key
+        // starts with is unseen: the search stops as soon as the text leaves the seen keys.
+        if !seen.iter().any(|k| k.starts_with(current.value())) {
+            return true;
+        }
         for b in 0..=255u8 {
             let next = text.next(s, b);
             if next == DEAD || !(free || current.canonical_next(b)) {
@@ -881,7 +939,10 @@ impl ObjectValue {
             }
         }
         let key = &self.key;
-        self.tracks.retain(|t| key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key, t.pending));
+        self.tracks.retain_mut(|t| {
+            let allowed = t.allowed_key;
+            t.key_live(graph, key, allowed)
+        });
     }
 
     fn feed(&mut self, graph: &Graph, b: u8) -> Step {
@@ -908,9 +969,9 @@ impl ObjectValue {
                 // Some key must be able to follow: the empty key text, just opened.
                 self.phase = AfterComma;
                 let key = StringDecoder::default();
-                self.tracks.retain(|t| {
+                self.tracks.retain_mut(|t| {
                     let allowed = allowed_keys(graph, t).map_or(DEAD, |text| text.next(text.start(), b'"'));
-                    key_prefix_live(graph, t.shape(graph), &t.seen, &key, allowed, t.pending)
+                    t.key_live(graph, &key, allowed)
                 });
             }
             (InKey, _) => match self.feed_key(graph, b) {
@@ -918,9 +979,9 @@ impl ObjectValue {
                 DecodeStep::Continue => {
                     // Tracks whose keys must be patterns also need the pattern reading alive.
                     let (key, syntax_alive) = (&self.key, self.key_syntax.is_some());
-                    self.tracks.retain(|t| {
-                        (syntax_alive || !keys_are_patterns(t.shape(graph)))
-                            && key_prefix_live(graph, t.shape(graph), &t.seen, key, t.allowed_key, t.pending)
+                    self.tracks.retain_mut(|t| {
+                        let allowed = t.allowed_key;
+                        (syntax_alive || !keys_are_patterns(t.shape(graph))) && t.key_live(graph, key, allowed)
                     });
                 }
                 DecodeStep::Closed => {
@@ -930,6 +991,7 @@ impl ObjectValue {
                         Some(serving) => {
                             t.serving = serving;
                             Arc::make_mut(&mut t.seen).push(key.clone());
+                            t.key_options = None;
                             true
                         }
                     });
@@ -949,11 +1011,11 @@ impl ObjectValue {
                     };
                     let mut child = Value::Start(node);
                     let ok = child.feed(graph, b) == Step::Consumed;
-                    t.child = Some(child);
+                    t.child = Some(Arc::new(child));
                     // A free member that could serve is also read against the witness' schema.
                     t.probe = witness.filter(|_| !t.serving && serving.is_some()).and_then(|w| {
                         let mut probe = Value::Start(w.node);
-                        (probe.feed(graph, b) == Step::Consumed).then_some(probe)
+                        (probe.feed(graph, b) == Step::Consumed).then(|| Arc::new(probe))
                     });
                     ok
                 });
@@ -961,21 +1023,23 @@ impl ObjectValue {
             }
             (InValue, _) => {
                 let mut finished = false;
-                self.tracks.retain_mut(|t| match t.child.as_mut().expect("a member value is open").feed(graph, b) {
-                    Step::Consumed => {
-                        if t.probe.as_mut().is_some_and(|p| p.feed(graph, b) != Step::Consumed) {
-                            t.probe = None;
+                self.tracks.retain_mut(|t| {
+                    match feed_shared(t.child.as_mut().expect("a member value is open"), graph, b) {
+                        Step::Consumed => {
+                            if t.probe.as_mut().is_some_and(|p| feed_shared(p, graph, b) != Step::Consumed) {
+                                t.probe = None;
+                            }
+                            true
                         }
-                        true
-                    }
-                    Step::Rejected => false,
-                    Step::NotMine => {
-                        finished = true;
-                        if t.serving || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
-                            t.pending = false;
+                        Step::Rejected => false,
+                        Step::NotMine => {
+                            finished = true;
+                            if t.serving || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
+                                t.pending = false;
+                            }
+                            (t.child, t.probe, t.serving) = (None, None, false);
+                            true
                         }
-                        (t.child, t.probe, t.serving) = (None, None, false);
-                        true
                     }
                 });
                 if finished {
@@ -1031,9 +1095,9 @@ struct ArrayTrack {
     count: u64,
     /// Items so far that satisfied `contains`.
     found: u64,
-    child: Option<Value>,
+    child: Option<Arc<Value>>,
     /// The current item read against the `contains` schema too, while it may still match.
-    probe: Option<Value>,
+    probe: Option<Arc<Value>>,
     /// How the current item is read.
     mode: ItemMode,
     /// `uniqueItems`: the values of the items so far.
@@ -1065,7 +1129,7 @@ impl ArrayTrack {
         if self.probe.is_some() || shape.contains.is_some() {
             return false;
         }
-        if phase == ArrayPhase::InItem && self.child.as_ref().is_some_and(|c| c.open_ended(graph, through_strings)) {
+        if phase == ArrayPhase::InItem && self.child.as_deref().is_some_and(|c| c.open_ended(graph, through_strings)) {
             return true;
         }
         // A next item: forced below `minItems`, else room for it. Under `uniqueItems` only
@@ -1125,7 +1189,7 @@ fn start_unique_item(
 /// value not seen before: checked where the text fixes the value (see [`unique`]).
 fn unique_item_live(graph: &Graph, track: &mut ArrayTrack, b: u8, item_text: &[u8]) -> bool {
     let seen = track.seen.as_deref().map_or(&[][..], Vec::as_slice);
-    let child = track.child.as_ref().expect("an item is open");
+    let child = track.child.as_deref().expect("an item is open");
     if let Some(decoder) = track.decoder.as_mut() {
         return match decoder.feed(b) {
             DecodeStep::Invalid => false,
@@ -1399,12 +1463,12 @@ impl ArrayValue {
                             (child, ok)
                         }
                     };
-                    t.child = Some(child);
+                    t.child = Some(Arc::new(child));
                     t.mode = mode;
                     // A free item is also read against `contains`, to count it if it matches.
                     t.probe = contains.filter(|c| mode == ItemMode::Free && t.count >= c.from).and_then(|c| {
                         let mut probe = Value::Start(c.node);
-                        (probe.feed(graph, b) == Step::Consumed).then_some(probe)
+                        (probe.feed(graph, b) == Step::Consumed).then(|| Arc::new(probe))
                     });
                     ok
                 });
@@ -1416,9 +1480,9 @@ impl ArrayValue {
                     self.item_text.push(b);
                 }
                 let item_text = &self.item_text;
-                self.tracks.retain_mut(|t| match t.child.as_mut().expect("an item is open").feed(graph, b) {
+                self.tracks.retain_mut(|t| match feed_shared(t.child.as_mut().expect("an item is open"), graph, b) {
                     Step::Consumed => {
-                        if t.probe.as_mut().is_some_and(|p| p.feed(graph, b) != Step::Consumed) {
+                        if t.probe.as_mut().is_some_and(|p| feed_shared(p, graph, b) != Step::Consumed) {
                             t.probe = None;
                         }
                         t.seen.is_none() || unique_item_live(graph, t, b, item_text)
