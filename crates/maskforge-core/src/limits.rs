@@ -17,7 +17,8 @@ pub struct SchemaResourceLimits {
     /// Nesting depth of the schema document.
     pub max_nesting_depth: usize,
     /// Size of the structured backend's schema graph: its nodes plus the object and array
-    /// shapes and the named properties they hold. Complements and products of alternatives
+    /// shapes, named properties, array prefix items and number alternatives they hold.
+    /// Complements and products of alternatives
     /// grow it; the default keeps it to a few hundred MB.
     pub max_graph_size: usize,
 }
