@@ -2,7 +2,7 @@
 //! path of open JSON values; each open object or array tracks every shape (from `anyOf`) that
 //! can still match, each with its own child. Every state it reaches can still be completed.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::graph::{
     addable_optional_keys, contains_reachable, reachable_items, witness_reachable, ArrayShape, Graph, NodeId,
@@ -597,32 +597,29 @@ struct ObjectTrack {
 }
 
 /// What the next key of a track may be, fixed by its keys seen while a key is read: asked at
-/// every byte of the key (and at every trie node of a mask inside one), answered once.
+/// every byte of the key (and at every trie node of a mask inside one). Each answer is worked
+/// out on first use and shared by the matcher's copies.
 #[derive(Debug)]
 struct KeyOptions {
     /// Any key text that stays a string leads to an allowed key.
     open: bool,
-    /// The named keys (`properties`, `required`) that may come next.
-    names: Vec<String>,
+    /// Whether each named key (`properties`, then `required`, as
+    /// [`KeyOptions::candidates`] lists them) may come next.
+    named: Box<[OnceLock<bool>]>,
     /// One more key not named by the shape keeps the object completable.
-    unnamed_live: bool,
+    unnamed_live: OnceLock<bool>,
 }
 
 impl KeyOptions {
     fn new(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) -> KeyOptions {
         let open = key_open(graph, shape, seen, pending);
-        // Required names need not be declared in `properties`.
-        let candidates = shape.properties.keys().chain(shape.required.iter());
-        let mut names: Vec<String> = Vec::new();
-        if !open {
-            for name in candidates {
-                if !names.contains(name) && key_allowed(graph, shape, seen, name, pending) {
-                    names.push(name.clone());
-                }
-            }
-        }
-        let unnamed_live = !open && shape.keys.is_some() && object_live(graph, shape, seen, 1, pending);
-        KeyOptions { open, names, unnamed_live }
+        let count = if open { 0 } else { Self::candidates(shape).count() };
+        KeyOptions { open, named: (0..count).map(|_| OnceLock::new()).collect(), unnamed_live: OnceLock::new() }
+    }
+
+    /// The named keys, in a fixed order. Required names need not be declared in `properties`.
+    fn candidates(shape: &ObjectShape) -> impl Iterator<Item = &String> {
+        shape.properties.keys().chain(shape.required.iter())
     }
 }
 
@@ -820,24 +817,32 @@ fn room_for_unnamed_key(graph: &Graph, shape: &ObjectShape, seen: &[String], pen
 /// Whether a key whose text so far is `decoder` (and `allowed` on the shape's automaton of
 /// allowed unnamed keys) can still become an allowed key.
 fn key_prefix_live(
+    graph: &Graph,
     shape: &ObjectShape,
     options: &KeyOptions,
     seen: &[String],
+    pending: bool,
     decoder: &StringDecoder,
     allowed: StateId,
 ) -> bool {
-    if options.open || options.names.iter().any(|name| decoder.can_become(name)) {
+    if options.open {
+        return true;
+    }
+    let mut named = KeyOptions::candidates(shape).zip(options.named.iter());
+    if named.any(|(name, allowed)| {
+        decoder.can_become(name) && *allowed.get_or_init(|| key_allowed(graph, shape, seen, name, pending))
+    }) {
         return true;
     }
     let Some(keys) = &shape.keys else { return false };
     let Some(text) = &keys.allowed_text else { return false };
     allowed != DEAD
-        && options.unnamed_live
+        && *options.unnamed_live.get_or_init(|| object_live(graph, shape, seen, 1, pending))
         && (keys.unbounded_from[allowed as usize] || unseen_key_completes(text, allowed, decoder, seen))
 }
 
 impl ObjectTrack {
-    /// The track's [`KeyOptions`], worked out on first use after a key closed.
+    /// The track's [`KeyOptions`], made on first use after a key closed.
     fn key_options(&mut self, graph: &Graph) -> Arc<KeyOptions> {
         let (node, shape, seen, pending) = (self.node, self.shape, &self.seen, self.pending);
         Arc::clone(self.key_options.get_or_insert_with(|| {
@@ -848,7 +853,7 @@ impl ObjectTrack {
     /// [`key_prefix_live`] for this track.
     fn key_live(&mut self, graph: &Graph, decoder: &StringDecoder, allowed: StateId) -> bool {
         let options = self.key_options(graph);
-        key_prefix_live(self.shape(graph), &options, &self.seen, decoder, allowed)
+        key_prefix_live(graph, self.shape(graph), &options, &self.seen, self.pending, decoder, allowed)
     }
 }
 
