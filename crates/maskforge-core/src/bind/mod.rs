@@ -281,7 +281,6 @@ impl BoundInner {
         })
     }
 
-    /// Writes the mask of a structured position.
     /// Writes the mask of a structured position; says which route it took and how many
     /// token-trie nodes the matcher was stepped through (a counter, not a timing).
     pub(crate) fn structured_mask(&self, matcher: &DocumentMatcher, out: &mut [u32]) -> MaskCost {
