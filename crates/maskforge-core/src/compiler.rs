@@ -30,20 +30,33 @@ pub struct SchemaProgram {
     eager_table_bytes: usize,
 }
 
-/// Cache counters, for monitoring and tests.
+/// Cache counters, for monitoring and tests. Hits and misses count lookups since the cache was
+/// created ([`Compiler::clear_caches`] does not reset them); entries and bytes are its present
+/// contents, bytes being the heap estimate the budget is checked against.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
+    /// Compilations served from the executable cache.
     pub executable_hits: u64,
+    /// Executable lookups that found nothing, so the schema was compiled.
     pub executable_misses: u64,
+    /// Executables held now.
     pub executable_entries: usize,
+    /// Estimated heap bytes of the executables held now (keys included).
     pub executable_bytes: usize,
+    /// Token-trie lookups (at bind time, and in strings on the structured backend) that found
+    /// the trie cached.
     pub trie_hits: u64,
+    /// Token-trie lookups that found nothing, so the trie was built.
     pub trie_misses: u64,
+    /// Token tries held now.
     pub trie_entries: usize,
+    /// Estimated heap bytes of the token tries held now.
     pub trie_bytes: usize,
 }
 
 impl Compiler {
+    /// A compiler with caches of its own, sized by the options' `executable_cache_bytes` and
+    /// `trie_cache_bytes`.
     pub fn new(options: CompilerOptions) -> Self {
         let executables = Arc::new(ExecutableCache::new(options.executable_cache_bytes));
         let tries = Arc::new(TrieCache::new(options.trie_cache_bytes));
@@ -61,6 +74,7 @@ impl Compiler {
         Compiler { executables: crate::runtime::global_executable_cache(), options, tries }
     }
 
+    /// The options every compilation and bind of this compiler uses.
     pub fn options(&self) -> &CompilerOptions {
         &self.options
     }
@@ -115,6 +129,8 @@ impl Compiler {
         })
     }
 
+    /// Counters of this compiler's caches. With [`Compiler::with_global_cache`] the executable
+    /// counters are those of the process-wide cache, which other compilers share.
     pub fn cache_stats(&self) -> CacheStats {
         let (executable_hits, executable_misses, executable_entries, executable_bytes) = self.executables.stats();
         let (trie_hits, trie_misses, trie_entries, trie_bytes) = self.tries.cache.stats();
@@ -130,6 +146,9 @@ impl Compiler {
         }
     }
 
+    /// Empties both caches (the counters stay). Programs and bound schemas already made keep
+    /// what they hold. With [`Compiler::with_global_cache`] this empties the process-wide
+    /// executable cache for every compiler that shares it.
     pub fn clear_caches(&self) {
         self.executables.clear();
         self.tries.cache.clear();
@@ -142,6 +161,9 @@ impl SchemaProgram {
         self.bind_with_policy(vocabulary, self.bind_policy)
     }
 
+    /// Like [`bind`](Self::bind), under `policy` instead of the compiler's. The compiler's
+    /// `eager_table_bytes` still decides [`BindPolicy::Adaptive`]; schemas on the structured
+    /// backend compute masks per step whatever the policy.
     pub fn bind_with_policy(&self, vocabulary: &CompiledVocabulary, policy: BindPolicy) -> Result<BoundSchema> {
         BoundSchema::bind(
             Arc::clone(&self.executable),
@@ -152,6 +174,8 @@ impl SchemaProgram {
         )
     }
 
+    /// The vocabulary-independent executable: whole-text checks
+    /// ([`ExecutableSchema::accepts`]), the backend chosen, its size.
     pub fn executable(&self) -> &Arc<ExecutableSchema> {
         &self.executable
     }

@@ -67,19 +67,23 @@ impl fmt::Display for DiagnosticCode {
 /// A problem with a schema: what, which keyword, and where (a JSON Pointer into the schema document).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// What kind of problem it is; stable across versions, unlike the message.
     pub code: DiagnosticCode,
     /// The keyword at fault, when one is.
     pub keyword: Option<String>,
     /// JSON Pointer (RFC 6901) of the schema location at fault; `""` is the root.
     pub pointer: String,
+    /// A human-readable explanation, for people rather than programs: its wording may change.
     pub message: String,
 }
 
 impl Diagnostic {
+    /// A diagnostic at `pointer` (a JSON Pointer, `""` for the root) without a keyword.
     pub fn new(code: DiagnosticCode, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         Diagnostic { code, keyword: None, pointer: pointer.into(), message: message.into() }
     }
 
+    /// Names the keyword at fault.
     pub fn with_keyword(mut self, keyword: impl Into<String>) -> Self {
         self.keyword = Some(keyword.into());
         self
@@ -136,10 +140,23 @@ pub enum Error {
     Vocabulary(String),
     /// A token the mask forbids; the session is unchanged.
     #[error("token {token_id} rejected: {reason}")]
-    TokenRejected { token_id: u32, reason: RejectReason },
-    /// A mask buffer of the wrong size.
+    TokenRejected {
+        /// The token offered.
+        token_id: u32,
+        /// Why it cannot be committed.
+        reason: RejectReason,
+    },
+    /// A mask buffer too small for the bound schema's mask; nothing was written. A larger
+    /// buffer is fine: only its first `needed` units are written.
     #[error("mask buffer too small: {needed} {unit} needed, {actual} given")]
-    MaskBuffer { needed: usize, actual: usize, unit: &'static str },
+    MaskBuffer {
+        /// Length the mask needs, in `unit`s.
+        needed: usize,
+        /// Length of the buffer given, in `unit`s.
+        actual: usize,
+        /// What the lengths count: `"u32 words"` or `"bytes"`.
+        unit: &'static str,
+    },
 }
 
 impl Error {
@@ -158,4 +175,5 @@ impl From<Diagnostic> for Error {
     }
 }
 
+/// The crate's result type: [`Error`] unless another error type is named.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -154,6 +154,8 @@ impl Matcher<'_> {
         }
     }
 
+    /// True once the bytes fed can no longer be completed into an accepted instance; a dead
+    /// matcher stays dead.
     pub fn is_dead(&self) -> bool {
         match &self.inner {
             MatcherInner::Regular { state, .. } => *state == DEAD,

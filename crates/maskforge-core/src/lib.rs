@@ -36,6 +36,8 @@
 //! # Ok::<(), maskforge_core::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod automata;
 pub mod bind;
 pub mod compiler;

@@ -8,11 +8,13 @@ pub fn word_count(vocab_size: usize) -> usize {
     vocab_size.div_ceil(32)
 }
 
+/// Allows `token`. Panics when `token` is beyond the buffer (`token / 32 >= words.len()`).
 #[inline]
 pub fn set_bit(words: &mut [u32], token: u32) {
     words[(token / 32) as usize] |= 1 << (token % 32);
 }
 
+/// Whether `token` is allowed; false for ids beyond the buffer.
 #[inline]
 pub fn get_bit(words: &[u32], token: u32) -> bool {
     words.get((token / 32) as usize).is_some_and(|w| w & (1 << (token % 32)) != 0)

@@ -34,6 +34,7 @@ impl PropertyOrder {
         }
     }
 
+    /// The order [`name`](Self::name) calls `name`, or `None` for any other string.
     pub fn from_name(name: &str) -> Option<PropertyOrder> {
         [PropertyOrder::Any, PropertyOrder::Declared].into_iter().find(|o| o.name() == name)
     }
@@ -42,10 +43,15 @@ impl PropertyOrder {
 /// JSON Schema drafts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Draft {
+    /// Draft 4 (`http://json-schema.org/draft-04/schema#`).
     Draft4,
+    /// Draft 6 (`http://json-schema.org/draft-06/schema#`).
     Draft6,
+    /// Draft 7 (`http://json-schema.org/draft-07/schema#`).
     Draft7,
+    /// Draft 2019-09 (`https://json-schema.org/draft/2019-09/schema`).
     Draft201909,
+    /// Draft 2020-12 (`https://json-schema.org/draft/2020-12/schema`), the default.
     Draft202012,
 }
 
@@ -75,6 +81,8 @@ impl Draft {
         }
     }
 
+    /// The draft of a [`name`](Self::name), with or without its `draft` prefix (`"draft7"` or
+    /// `"7"`, `"draft2020-12"` or `"2020-12"`); `None` for any other string.
     pub fn from_name(name: &str) -> Option<Draft> {
         [Draft::Draft4, Draft::Draft6, Draft::Draft7, Draft::Draft201909, Draft::Draft202012]
             .into_iter()
@@ -100,11 +108,18 @@ impl Draft {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct CompilerOptions {
+    /// Budget of the compiler's cache of compiled executables, in estimated heap bytes; 0
+    /// disables it. Ignored by [`Compiler::with_global_cache`](crate::Compiler::with_global_cache),
+    /// which uses the process-wide cache.
     pub executable_cache_bytes: usize,
+    /// Budget of the cache of token tries that binding builds per vocabulary and byte-class
+    /// partition, in estimated heap bytes; 0 disables it.
     pub trie_cache_bytes: usize,
+    /// How [`SchemaProgram::bind`](crate::SchemaProgram::bind) computes mask rows.
     pub bind_policy: BindPolicy,
-    /// Largest packed row table [`BindPolicy::Adaptive`] builds eagerly.
+    /// Largest packed row table [`BindPolicy::Adaptive`] builds eagerly, in bytes.
     pub eager_table_bytes: usize,
+    /// Bounds on the work one compilation may do.
     pub limits: SchemaResourceLimits,
     /// Draft of schemas without `$schema`.
     pub default_draft: Draft,
@@ -138,39 +153,56 @@ impl Default for CompilerOptions {
 }
 
 impl CompilerOptions {
+    /// Sets [`executable_cache_bytes`](Self::executable_cache_bytes) (256 MiB by default).
     pub fn with_executable_cache_bytes(mut self, bytes: usize) -> Self {
         self.executable_cache_bytes = bytes;
         self
     }
+
+    /// Sets [`trie_cache_bytes`](Self::trie_cache_bytes) (256 MiB by default).
     pub fn with_trie_cache_bytes(mut self, bytes: usize) -> Self {
         self.trie_cache_bytes = bytes;
         self
     }
+
+    /// Sets [`bind_policy`](Self::bind_policy) ([`BindPolicy::Adaptive`] by default).
     pub fn with_bind_policy(mut self, policy: BindPolicy) -> Self {
         self.bind_policy = policy;
         self
     }
+
+    /// Sets [`eager_table_bytes`](Self::eager_table_bytes) (64 MiB by default).
     pub fn with_eager_table_bytes(mut self, bytes: usize) -> Self {
         self.eager_table_bytes = bytes;
         self
     }
+
+    /// Sets [`limits`](Self::limits) ([`SchemaResourceLimits::default`] by default).
     pub fn with_limits(mut self, limits: SchemaResourceLimits) -> Self {
         self.limits = limits;
         self
     }
+
+    /// Sets [`default_draft`](Self::default_draft) ([`Draft::Draft202012`] by default).
     pub fn with_default_draft(mut self, draft: Draft) -> Self {
         self.default_draft = draft;
         self
     }
+
+    /// Sets [`format_assertion`](Self::format_assertion) (on by default).
     pub fn with_format_assertion(mut self, enforce: bool) -> Self {
         self.format_assertion = enforce;
         self
     }
 
+    /// Sets [`max_json_whitespace`](Self::max_json_whitespace) (unbounded by default). A bound
+    /// keeps a model from spending its tokens on whitespace.
     pub fn with_max_json_whitespace(mut self, max: Option<u32>) -> Self {
         self.max_json_whitespace = max;
         self
     }
+
+    /// Sets [`property_order`](Self::property_order) ([`PropertyOrder::Any`] by default).
     pub fn with_property_order(mut self, order: PropertyOrder) -> Self {
         self.property_order = order;
         self

@@ -40,6 +40,7 @@ impl std::fmt::Debug for ByteDfa {
 /// Why building an automaton failed: it would exceed the state limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TooManyStates {
+    /// The state limit that was exceeded.
     pub limit: usize,
 }
 
@@ -116,10 +117,12 @@ impl ByteDfa {
         Ok(raw.finish())
     }
 
+    /// Number of states, [`DEAD`] included; states are `0..state_count()`.
     pub fn state_count(&self) -> usize {
         self.accepting.len()
     }
 
+    /// Number of byte classes, the width of the transition table.
     pub fn class_count(&self) -> usize {
         self.class_count
     }
@@ -129,6 +132,7 @@ impl ByteDfa {
         &self.classes
     }
 
+    /// The start state; [`DEAD`] when the language is empty.
     pub fn start(&self) -> StateId {
         self.start
     }
@@ -138,11 +142,14 @@ impl ByteDfa {
         self.start == DEAD
     }
 
+    /// The state after `byte` from `state`; [`DEAD`] when no accepted text continues that way.
     #[inline]
     pub fn next(&self, state: StateId, byte: u8) -> StateId {
         self.transitions[state as usize * self.class_count + self.classes[byte as usize] as usize]
     }
 
+    /// The state after any byte of `class` from `state` (`class` below
+    /// [`class_count`](Self::class_count)).
     #[inline]
     pub fn next_class(&self, state: StateId, class: u8) -> StateId {
         self.transitions[state as usize * self.class_count + class as usize]
@@ -159,6 +166,7 @@ impl ByteDfa {
         state
     }
 
+    /// Whether the text that led to `state` is in the language.
     #[inline]
     pub fn is_accepting(&self, state: StateId) -> bool {
         self.accepting[state as usize]

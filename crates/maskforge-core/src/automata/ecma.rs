@@ -34,6 +34,7 @@ use super::ByteDfa;
 /// Why a pattern has no language here: unsupported or malformed syntax, or too large an automaton.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatternError {
+    /// What is wrong, for a diagnostic.
     pub message: String,
     /// The syntax is fine but the automaton would exceed a resource limit.
     pub limit_exceeded: bool,

@@ -57,7 +57,9 @@ pub const NARROWED_FORMATS: &[&str] = &["hostname"];
 /// Why a format's automaton could not be built within the limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormatError {
+    /// The format's name, as in the schema.
     pub format: String,
+    /// The limit its automaton ran into.
     pub limit: CompileLimit,
 }
 

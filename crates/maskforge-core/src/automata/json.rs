@@ -32,14 +32,17 @@ pub fn whitespace_runs_at_most(max: u32) -> Re {
     Re::concat(vec![Re::repeat(Re::concat(vec![run.clone(), item]), 0, None), run])
 }
 
+/// One byte of JSON's insignificant whitespace: tab, line feed, carriage return or space.
 pub fn whitespace_byte() -> Re {
     Re::Bytes(vec![(b'\t', b'\n'), (b'\r', b'\r'), (b' ', b' ')])
 }
 
+/// The literal `null`.
 pub fn null() -> Re {
     Re::literal(b"null")
 }
 
+/// `true` or `false`.
 pub fn boolean() -> Re {
     Re::alt(vec![Re::literal(b"true"), Re::literal(b"false")])
 }
@@ -177,7 +180,6 @@ pub fn char_spellings(c: char) -> Re {
     Re::alt(alternatives)
 }
 
-/// Every spelling of the JSON string whose decoded value is `value`.
 /// A lower bound on the NFA states of [`string_literal`]: besides its raw bytes every character
 /// has a six-byte `\uXXXX` spelling. Lets callers refuse a set of literals beyond the NFA limit
 /// before building it.
@@ -185,6 +187,7 @@ pub fn string_literal_min_states(value: &str) -> usize {
     2 + 6 * value.chars().count()
 }
 
+/// Every spelling of the JSON string whose decoded value is `value`, quotes included.
 pub fn string_literal(value: &str) -> Re {
     let mut parts = vec![Re::literal(b"\"")];
     parts.extend(value.chars().map(char_spellings));

@@ -23,6 +23,7 @@ use super::{ByteDfa, StateId, DEAD};
 /// The JSON string automaton would exceed the state limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateLimitExceeded {
+    /// The state limit that was exceeded.
     pub limit: usize,
 }
 

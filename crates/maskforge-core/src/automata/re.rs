@@ -19,13 +19,20 @@ pub enum Re {
     Literal(Vec<u8>),
     /// One byte out of sorted, disjoint inclusive ranges.
     Bytes(Vec<(u8, u8)>),
+    /// The items one after another (build with [`Re::concat`], which simplifies).
     Concat(Vec<Re>),
+    /// Any one of the items (build with [`Re::alt`], which simplifies).
     Alt(Vec<Re>),
     /// `min..=max` (unbounded when `max` is `None`) repetitions, optionally separated.
     Repeat {
+        /// The repeated language.
         item: Box<Re>,
+        /// Fewest repetitions.
         min: u32,
+        /// Most repetitions; `None`: unbounded.
         max: Option<u32>,
+        /// Between consecutive repetitions, when present (not before the first or after the
+        /// last).
         separator: Option<Box<Re>>,
     },
     /// An already determinised language.
@@ -42,25 +49,33 @@ pub enum Re {
 /// automaton's state, so the size grows as `2^members`: the compiler limits the member count.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AnyOrderMembers {
+    /// The members' languages (fewer than 32).
     pub members: Vec<Re>,
+    /// Whether each member must appear, by index into `members`.
     pub required: Vec<bool>,
+    /// Between consecutive members (a JSON object's `,` with its whitespace).
     pub separator: Re,
     /// Fewest and most members the sequence may hold.
     pub min_members: u32,
+    /// See [`min_members`](Self::min_members).
     pub max_members: u32,
     /// Members only in their list order (each still optional unless required).
     pub ordered: bool,
 }
 
 impl Re {
+    /// The one string `bytes`.
     pub fn literal(bytes: &[u8]) -> Re {
         Re::Literal(bytes.to_vec())
     }
 
+    /// One byte in `lo..=hi`.
     pub fn byte_range(lo: u8, hi: u8) -> Re {
         Re::Bytes(vec![(lo, hi)])
     }
 
+    /// The items one after another, simplified: [`Re::Nothing`] if any item is, `Empty` items
+    /// dropped, a single item unwrapped.
     pub fn concat(items: Vec<Re>) -> Re {
         if items.contains(&Re::Nothing) {
             return Re::Nothing;
@@ -73,6 +88,8 @@ impl Re {
         }
     }
 
+    /// Any one of the items, simplified: `Nothing` items dropped, a single item unwrapped, none
+    /// at all [`Re::Nothing`].
     pub fn alt(items: Vec<Re>) -> Re {
         let mut items: Vec<Re> = items.into_iter().filter(|r| *r != Re::Nothing).collect();
         match items.len() {
@@ -90,14 +107,18 @@ impl Re {
         }
     }
 
+    /// `item` or the empty string.
     pub fn optional(item: Re) -> Re {
         Re::alt(vec![Re::Empty, item])
     }
 
+    /// `min..=max` copies of `item` back to back (`max` `None`: unbounded).
     pub fn repeat(item: Re, min: u32, max: Option<u32>) -> Re {
         Re::Repeat { item: Box::new(item), min, max, separator: None }
     }
 
+    /// `min..=max` copies of `item` with `separator` between consecutive ones, as in a JSON
+    /// array's items (`max` `None`: unbounded).
     pub fn separated(item: Re, separator: Re, min: u32, max: Option<u32>) -> Re {
         Re::Repeat { item: Box::new(item), min, max, separator: Some(Box::new(separator)) }
     }
@@ -130,7 +151,9 @@ impl Re {
 /// Which limit a compilation ran into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompileLimit {
+    /// The NFA the expression expands to would exceed this many states.
     NfaStates(usize),
+    /// Determinisation would exceed this many DFA states.
     DfaStates(usize),
 }
 

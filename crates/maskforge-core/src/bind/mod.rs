@@ -42,7 +42,11 @@ pub enum MaskRoute {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MaskCost {
+    /// How the mask was written.
     pub route: MaskRoute,
+    /// Token-trie nodes the structured matcher was stepped through: the whole pruned walk under
+    /// [`MaskRoute::TrieWalk`], the walk of the string-closing tokens under
+    /// [`MaskRoute::StringRows`]; 0 for [`MaskRoute::Row`] and [`MaskRoute::Finished`].
     pub trie_steps: usize,
 }
 
@@ -217,14 +221,18 @@ impl BoundSchema {
         4 * self.mask_word_count()
     }
 
+    /// Token ids a mask covers: the vocabulary's mask width (see
+    /// [`Vocabulary::mask_vocab_size`](crate::Vocabulary::mask_vocab_size)).
     pub fn mask_vocab_size(&self) -> usize {
         self.inner.vocabulary.mask_vocab_size()
     }
 
+    /// The vocabulary this schema is bound to.
     pub fn vocabulary(&self) -> &Arc<Vocabulary> {
         &self.inner.vocabulary
     }
 
+    /// The vocabulary-independent executable this binding was made from.
     pub fn executable(&self) -> &Arc<ExecutableSchema> {
         &self.inner.executable
     }

@@ -95,10 +95,12 @@ impl SchemaDocument {
         self.resources.resolve(&self.root, pointer, reference)
     }
 
+    /// The root schema as parsed (an object or a boolean).
     pub fn root(&self) -> &Value {
         &self.root
     }
 
+    /// The draft the root is read under: its `$schema`, else the options' `default_draft`.
     pub fn draft(&self) -> Draft {
         self.draft
     }

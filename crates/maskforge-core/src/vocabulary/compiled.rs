@@ -44,6 +44,7 @@ impl TryFrom<Vocabulary> for CompiledVocabulary {
 }
 
 impl CompiledVocabulary {
+    /// The vocabulary this was compiled from.
     pub fn vocabulary(&self) -> &Arc<Vocabulary> {
         &self.vocabulary
     }
@@ -53,6 +54,7 @@ impl CompiledVocabulary {
         &self.byte_trie
     }
 
+    /// Number of token ids a mask covers: the vocabulary's [`Vocabulary::mask_vocab_size`].
     pub fn mask_vocab_size(&self) -> usize {
         self.vocabulary.mask_vocab_size()
     }
@@ -156,10 +158,12 @@ impl TokenTrie {
         (self.symbols.len() - 1) as u32
     }
 
+    /// Nodes of the trie, the root included.
     pub fn node_count(&self) -> usize {
         self.symbols.len()
     }
 
+    /// Length of the longest sequence, in symbols (0 for an empty trie).
     pub fn max_depth(&self) -> usize {
         self.max_depth
     }

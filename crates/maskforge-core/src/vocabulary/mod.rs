@@ -115,6 +115,7 @@ impl Vocabulary {
         &self.eos_token_ids
     }
 
+    /// Whether `id` is one of the EOS ids.
     pub fn is_eos(&self, id: TokenId) -> bool {
         self.eos_token_ids.binary_search(&id).is_ok()
     }

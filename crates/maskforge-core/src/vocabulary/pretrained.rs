@@ -30,26 +30,31 @@ pub struct PretrainedOptions {
 }
 
 impl PretrainedOptions {
+    /// Sets [`revision`](Self::revision).
     pub fn with_revision(mut self, revision: impl Into<String>) -> Self {
         self.revision = Some(revision.into());
         self
     }
 
+    /// Sets [`cache_dir`](Self::cache_dir).
     pub fn with_cache_dir(mut self, cache_dir: impl Into<PathBuf>) -> Self {
         self.cache_dir = Some(cache_dir.into());
         self
     }
 
+    /// Sets [`offline`](Self::offline), overriding `HF_HUB_OFFLINE`.
     pub fn with_offline(mut self, offline: bool) -> Self {
         self.offline = Some(offline);
         self
     }
 
+    /// Sets [`token`](Self::token).
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
         self
     }
 
+    /// Sets [`tokenizer`](Self::tokenizer).
     pub fn with_tokenizer_options(mut self, tokenizer: TokenizerJsonOptions) -> Self {
         self.tokenizer = tokenizer;
         self

@@ -26,11 +26,15 @@ pub struct TokenizerJsonOptions {
 }
 
 impl TokenizerJsonOptions {
+    /// Sets [`eos_token_ids`](Self::eos_token_ids); needed when the file has no special token
+    /// with a known EOS name (`<|endoftext|>`, `</s>`, `<eos>`, ...).
     pub fn with_eos_token_ids(mut self, eos_token_ids: Vec<u32>) -> Self {
         self.eos_token_ids = Some(eos_token_ids);
         self
     }
 
+    /// Sets [`mask_vocab_size`](Self::mask_vocab_size); decoding fails if it is smaller than
+    /// the tokenizer.
     pub fn with_mask_vocab_size(mut self, mask_vocab_size: usize) -> Self {
         self.mask_vocab_size = Some(mask_vocab_size);
         self
