@@ -215,6 +215,18 @@ fn structured_masks_equal_reference_masks() {
             r#"["ok", 12, "value", 1]"#,
         ),
         (
+            // Unique strings whose automaton never runs out of completions: masks inside them
+            // take the string rows.
+            r#"{"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": true}"#,
+            r#"["ok", "value", "o", "okok"]"#,
+        ),
+        (
+            // After `"o` a string may still end as `"ok"` (one completion, seen): no string
+            // rows there, while after `"oo` every completion is unbounded.
+            r#"{"type": "array", "items": {"type": "string", "pattern": "^(ok|o+)$"}, "uniqueItems": true}"#,
+            r#"["ok", "o", "ooo", "oo"]"#,
+        ),
+        (
             // Closed object items: `true` is refused where `{"value": true}` could only repeat.
             r#"{"type": "array", "uniqueItems": true, "items": {"type": "object", "required": ["ok"], "additionalProperties": false, "properties": {"ok": {"enum": ["value", "children"]}, "value": {"type": ["boolean", "string"]}}}}"#,
             r#"[{"ok": "value", "value": true}, {"value": true, "ok": "children"}, {"value": "ok", "ok": "value"}, {"ok": "value"}]"#,

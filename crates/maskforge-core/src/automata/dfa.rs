@@ -267,6 +267,37 @@ impl ByteDfa {
         unbounded
     }
 
+    /// Per state: whether every state read from it until acceptance, itself included, has
+    /// infinitely many completions (`unbounded` as [`Self::unbounded_from`] gives it). Text that
+    /// leaves such a state without being accepted can never run out of completions.
+    pub fn unbounded_until_accepted(&self, unbounded: &[bool]) -> Vec<bool> {
+        let n = self.state_count();
+        let mut predecessors: Vec<Vec<StateId>> = vec![Vec::new(); n];
+        for s in (0..n as StateId).filter(|&s| s != DEAD && !self.is_accepting(s)) {
+            for class in 0..self.class_count {
+                let to = self.next_class(s, class as u8);
+                if to != DEAD {
+                    predecessors[to as usize].push(s);
+                }
+            }
+        }
+        // Backwards from the bounded states that are not accepting, through states that are not.
+        let mut reaches_bounded: Vec<bool> =
+            (0..n as StateId).map(|s| s != DEAD && !self.is_accepting(s) && !unbounded[s as usize]).collect();
+        let mut queue: Vec<StateId> = (0..n as StateId).filter(|&s| reaches_bounded[s as usize]).collect();
+        while let Some(s) = queue.pop() {
+            for &p in &predecessors[s as usize] {
+                if !reaches_bounded[p as usize] {
+                    reaches_bounded[p as usize] = true;
+                    queue.push(p);
+                }
+            }
+        }
+        let mut result: Vec<bool> = reaches_bounded.iter().map(|&r| !r).collect();
+        result[DEAD as usize] = false;
+        result
+    }
+
     /// Length in bytes of the longest accepted string (`None`: unbounded; the empty language
     /// gives `Some(0)`).
     pub fn longest_match(&self) -> Option<u64> {
@@ -1082,5 +1113,23 @@ mod finite_language_tests {
         assert_eq!((star.language_size(), star.longest_match()), (None, None));
         assert!(star.unbounded_from()[star.start() as usize]);
         assert_eq!((ByteDfa::empty().language_size(), ByteDfa::empty().longest_match()), (Some(0), Some(0)));
+    }
+
+    #[test]
+    fn unbounded_until_accepted_looks_past_the_current_state() {
+        // `ok!` or `o+!` (`!` closing, like a string's quote): after `o` the text may still
+        // become `ok`, whose only completion is `!`; after `oo` it never can.
+        let words = Re::concat(vec![
+            Re::alt(vec![Re::literal(b"ok"), Re::repeat(Re::literal(b"o"), 1, None)]),
+            Re::literal(b"!"),
+        ]);
+        let dfa = words.compile(1_000, 10_000).unwrap();
+        let from = dfa.unbounded_from();
+        let throughout = dfa.unbounded_until_accepted(&from);
+        let (o, oo, ok) = (dfa.run(dfa.start(), b"o"), dfa.run(dfa.start(), b"oo"), dfa.run(dfa.start(), b"ok"));
+        assert!(from[o as usize] && !throughout[o as usize]);
+        assert!(from[oo as usize] && throughout[oo as usize]);
+        assert!(!from[ok as usize] && !throughout[ok as usize]);
+        assert!(!throughout[DEAD as usize]);
     }
 }

@@ -493,6 +493,17 @@ enum Pending {
     InProgress,
 }
 
+/// Per state of a string automaton read under `uniqueItems`: whether its text has infinitely
+/// many completions, so some completion is unseen whatever the items so far.
+#[derive(Debug)]
+pub(crate) struct UnboundedStates {
+    /// From the state.
+    pub(crate) from: Vec<bool>,
+    /// From the state and from every state read after it until the string closes: no text
+    /// that stays inside the string can exhaust the unseen completions.
+    pub(crate) throughout: Vec<bool>,
+}
+
 /// The graph of a document, with its shared literal automata.
 #[derive(Debug)]
 pub(crate) struct Graph {
@@ -519,9 +530,9 @@ pub(crate) struct Graph {
     few_values: HashMap<usize, (Arc<ByteDfa>, Arc<Vec<String>>)>,
     /// `property_order = declared`: declared properties only in schema order.
     pub(crate) ordered: bool,
-    /// For string automata of items under `uniqueItems` (by address): whether each state has
+    /// For string automata of items under `uniqueItems` (by address): which states have
     /// infinitely many completions.
-    pub(crate) unbounded_strings: HashMap<usize, Arc<Vec<bool>>>,
+    pub(crate) unbounded_strings: HashMap<usize, Arc<UnboundedStates>>,
     /// For items under `uniqueItems` with finitely many values: those values.
     pub(crate) finite_domains: FiniteDomains,
     /// Whether each node has infinitely many values (set with satisfiability; a sound
@@ -878,7 +889,10 @@ impl Graph {
         }
         for dfa in unique_strings {
             let key = Arc::as_ptr(&dfa) as usize;
-            self.unbounded_strings.entry(key).or_insert_with(|| Arc::new(dfa.unbounded_from()));
+            self.unbounded_strings.entry(key).or_insert_with(|| {
+                let from = dfa.unbounded_from();
+                Arc::new(UnboundedStates { throughout: dfa.unbounded_until_accepted(&from), from })
+            });
         }
         self.compute_satisfiability();
         self.compute_infinite();

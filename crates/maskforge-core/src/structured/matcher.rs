@@ -87,7 +87,13 @@ impl Value {
                     if a.tracks.iter().all(|t| {
                         t.seen.is_none()
                             || match t.child.as_deref() {
-                                Some(Value::Leaf { dfa, .. }) => Arc::ptr_eq(dfa, &graph.any_string),
+                                Some(Value::Leaf { dfa, state }) => {
+                                    Arc::ptr_eq(dfa, &graph.any_string)
+                                        || graph
+                                            .unbounded_strings
+                                            .get(&(Arc::as_ptr(dfa) as usize))
+                                            .is_some_and(|u| u.throughout[*state as usize])
+                                }
                                 Some(container @ (Value::Object(_) | Value::Array(_))) => {
                                     container.open_ended(graph, false)
                                 }
@@ -184,7 +190,10 @@ impl Value {
             Value::Leaf { dfa, state } => {
                 through_strings
                     && !dfa.is_accepting(*state)
-                    && graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize)).is_some_and(|u| u[*state as usize])
+                    && graph
+                        .unbounded_strings
+                        .get(&(Arc::as_ptr(dfa) as usize))
+                        .is_some_and(|u| u.from[*state as usize])
             }
             Value::Counted(c) => through_strings && c.open_ended(graph),
             // A valid pattern followed by `a` is valid: every open reading has infinitely many.
@@ -1181,7 +1190,7 @@ fn start_unique_item(
     if let (Some(decoder), Value::Leaf { dfa, state }) = (&decoder, &child) {
         // Right after the opening quote, some unseen string must still complete.
         let unbounded = graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
-        let open = unbounded.is_some_and(|u| u[*state as usize])
+        let open = unbounded.is_some_and(|u| u.from[*state as usize])
             || unseen_key_completes(dfa, *state, decoder, &unique::seen_strings(seen));
         if !open {
             return None;
@@ -1206,7 +1215,7 @@ fn unique_item_live(graph: &Graph, track: &mut ArrayTrack, b: u8, item_text: &[u
             DecodeStep::Continue => match child {
                 Value::Leaf { dfa, state } => {
                     let unbounded = graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
-                    unbounded.is_some_and(|u| u[*state as usize])
+                    unbounded.is_some_and(|u| u.from[*state as usize])
                         || unseen_key_completes(dfa, *state, decoder, &unique::seen_strings(seen))
                 }
                 _ => true,
