@@ -215,6 +215,16 @@ fn structured_masks_equal_reference_masks() {
             r#"["ok", 12, "value", 1]"#,
         ),
         (
+            // Numbers read by several object shapes at once, and inside arrays (masks inside a
+            // number step the numbers alone until they end).
+            r#"{"type": "object", "properties": {"n": {"type": "number"}}, "anyOf": [{"properties": {"n": {"type": "integer", "maximum": 30}}}, {"properties": {"n": {"type": "number", "minimum": 25, "multipleOf": 0.5}}}], "additionalProperties": {"type": "array", "items": {"type": "number", "exclusiveMaximum": 100}}}"#,
+            r#"{"m": [99.5, 1e1, -3, 0.25E+1], "n": 27.5}"#,
+        ),
+        (
+            r#"{"type": "array", "contains": {"type": "integer", "minimum": 10}, "items": {"type": "number"}, "maxItems": 4}"#,
+            r#"[1.5, 12, 3e0, 100]"#,
+        ),
+        (
             // Unique strings whose automaton never runs out of completions: masks inside them
             // take the string rows.
             r#"{"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": true}"#,

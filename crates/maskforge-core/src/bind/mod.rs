@@ -15,9 +15,10 @@ use crate::compiler::TrieCache;
 use crate::error::Result;
 use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
+use crate::numbers::NumberMatcher;
 use crate::options::BindPolicy;
 use crate::session::Session;
-use crate::structured::{DocumentMatcher, StructuredProgram};
+use crate::structured::{feed_number, DocumentMatcher, Step, StructuredProgram};
 use crate::vocabulary::{CompiledVocabulary, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use rows::RowTable;
@@ -341,7 +342,7 @@ impl BoundInner {
                 out.fill(0);
                 let slack = strings.longest_token;
                 trie.walk(
-                    WalkState::Full(matcher.clone()),
+                    WalkState::enter(graph, slack, matcher.clone()),
                     |state, byte| {
                         trie_steps += 1;
                         state.step(graph, slack, byte)
@@ -457,12 +458,17 @@ impl BoundInner {
     }
 }
 
-/// Bytes a structured walk reads inside one string before handing back to the full matcher.
+/// Bytes a structured walk reads inside one string or number before handing back to the full
+/// matcher.
 const IN_STRING_BYTES: usize = 48;
 
 /// The state of a structured mask's trie walk: the whole matcher, or, inside a string whose
-/// content its automaton alone decides (the matcher's string context), the matcher where the
-/// string was entered, the automaton's state and the bytes read since.
+/// content its automaton alone decides (the matcher's string context) or numbers their
+/// containers only hand bytes to (its number contexts), the matcher where the string or numbers
+/// were entered, the string's automaton state or the numbers' matchers, and the bytes read
+/// since.
+/// Copying the innermost value at each trie node instead of the whole matcher is what makes
+/// these walks cheap.
 #[derive(Clone)]
 enum WalkState {
     Full(DocumentMatcher),
@@ -470,6 +476,12 @@ enum WalkState {
         entry: Arc<DocumentMatcher>,
         string: Arc<ByteDfa>,
         state: StateId,
+        len: u8,
+        bytes: [u8; IN_STRING_BYTES],
+    },
+    InNumber {
+        entry: Arc<DocumentMatcher>,
+        number: Vec<NumberMatcher>,
         len: u8,
         bytes: [u8; IN_STRING_BYTES],
     },
@@ -498,7 +510,7 @@ impl WalkState {
         let closed = self.step(graph, slack, byte);
         let matcher = match &closed {
             Some(WalkState::Full(m)) => Some(m.clone()),
-            Some(WalkState::InString { .. }) => return closed,
+            Some(WalkState::InString { .. } | WalkState::InNumber { .. }) => return closed,
             None => None,
         };
         replays.insert(next, matcher);
@@ -519,22 +531,56 @@ impl WalkState {
                 }
                 // The string closed (the matcher decides whether it may close here) or the
                 // buffer is full: replay the bytes on the full matcher.
-                let mut matcher = DocumentMatcher::clone(&entry);
-                let fed = matcher.feed_all(graph, &bytes[..len as usize]) && matcher.feed(graph, byte);
-                fed.then(|| WalkState::enter(graph, slack, matcher))
+                replay(graph, slack, &entry, &bytes[..len as usize], byte)
+            }
+            WalkState::InNumber { entry, mut number, len, mut bytes } => {
+                if (len as usize) < IN_STRING_BYTES {
+                    match feed_number(&mut number, byte) {
+                        Step::Consumed => {
+                            bytes[len as usize] = byte;
+                            return Some(WalkState::InNumber { entry, number, len: len + 1, bytes });
+                        }
+                        Step::Rejected => return None,
+                        // The number ended: the containers decide what the byte does.
+                        Step::NotMine => {}
+                    }
+                }
+                replay(graph, slack, &entry, &bytes[..len as usize], byte)
             }
         }
     }
 
     fn enter(graph: &crate::structured::Graph, slack: u64, matcher: DocumentMatcher) -> WalkState {
-        match matcher.string_context(graph, slack) {
-            Some((string, state)) => {
-                let string = Arc::clone(string);
-                WalkState::InString { entry: Arc::new(matcher), string, state, len: 0, bytes: [0; IN_STRING_BYTES] }
+        if let Some((string, state)) = matcher.string_context(graph, slack) {
+            let string = Arc::clone(string);
+            return WalkState::InString {
+                entry: Arc::new(matcher),
+                string,
+                state,
+                len: 0,
+                bytes: [0; IN_STRING_BYTES],
+            };
+        }
+        match matcher.number_contexts() {
+            Some(number) => {
+                WalkState::InNumber { entry: Arc::new(matcher), number, len: 0, bytes: [0; IN_STRING_BYTES] }
             }
             None => WalkState::Full(matcher),
         }
     }
+}
+
+/// The matcher `entry` after `bytes` then `byte`, as a walk state; `None` when refused.
+fn replay(
+    graph: &crate::structured::Graph,
+    slack: u64,
+    entry: &DocumentMatcher,
+    bytes: &[u8],
+    byte: u8,
+) -> Option<WalkState> {
+    let mut matcher = entry.clone();
+    let fed = matcher.feed_all(graph, bytes) && matcher.feed(graph, byte);
+    fed.then(|| WalkState::enter(graph, slack, matcher))
 }
 
 /// The trie of a vocabulary's tokens over one automaton's byte classes.

@@ -27,9 +27,26 @@ fn feed_shared(value: &mut Arc<Value>, graph: &Graph, b: u8) -> Step {
     Arc::make_mut(value).feed(graph, b)
 }
 
+/// Feeds one byte to a number read against each of its constraint sets still alive.
+/// `NotMine` when the byte cannot continue the number but the number is complete.
+pub(crate) fn feed_number(matchers: &mut Vec<NumberMatcher>, b: u8) -> Step {
+    if matchers.iter().any(|m| m.can_continue_with(b)) {
+        matchers.retain_mut(|m| m.feed(b));
+        if matchers.is_empty() {
+            Step::Rejected
+        } else {
+            Step::Consumed
+        }
+    } else if matchers.iter().any(NumberMatcher::is_accepting) {
+        Step::NotMine
+    } else {
+        Step::Rejected
+    }
+}
+
 /// The outcome of feeding one byte to a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
+pub(crate) enum Step {
     Consumed,
     Rejected,
     /// The value was already complete; the byte belongs to the enclosing context.
@@ -52,8 +69,8 @@ enum Value {
     Syntax(Box<SyntaxString>),
     /// One matcher per constraint set still alive (a disjunction).
     Number(Vec<NumberMatcher>),
-    Object(Box<ObjectValue>),
-    Array(Box<ArrayValue>),
+    Object(ObjectValue),
+    Array(ArrayValue),
 }
 
 impl Value {
@@ -122,6 +139,27 @@ impl Value {
             Some(f) => Arc::ptr_eq(f.0, c.0) && f.1 == c.1,
         });
         first.filter(|_| shared)
+    }
+
+    /// The numbers this value is reading, one list of constraint sets per track, appended to
+    /// `out` (flattened: the value goes on while any of them does), when every enclosing
+    /// container only hands bytes on to them (no `uniqueItems` text): while some number
+    /// consumes a byte, so does this value, and a byte every number refuses, it refuses. False
+    /// when some track is not inside a number (`out` is then unspecified).
+    fn number_contexts(&self, out: &mut Vec<NumberMatcher>) -> bool {
+        match self {
+            Value::Number(matchers) => {
+                out.extend(matchers.iter().cloned());
+                true
+            }
+            Value::Object(o) if o.phase == ObjectPhase::InValue => {
+                o.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.number_contexts(out)))
+            }
+            Value::Array(a) if a.phase == ArrayPhase::InItem => {
+                a.tracks.iter().all(|t| t.seen.is_none() && t.child.as_deref().is_some_and(|c| c.number_contexts(out)))
+            }
+            _ => false,
+        }
     }
 
     /// Whether the innermost open value is a string (or key) still open: whitespace there is
@@ -287,13 +325,13 @@ impl Value {
                     })
                     .collect();
                 (!shapes.is_empty()).then(|| {
-                    Value::Object(Box::new(ObjectValue {
+                    Value::Object(ObjectValue {
                         phase: ObjectPhase::AfterOpen,
                         key: StringDecoder::default(),
                         key_syntax: None,
                         key_text: DEAD,
                         tracks: shapes,
-                    }))
+                    })
                 })
             }
             b'[' => {
@@ -316,12 +354,12 @@ impl Value {
                     .collect();
                 (!shapes.is_empty()).then(|| {
                     let keeps_text = shapes.iter().any(|t| t.seen.is_some());
-                    Value::Array(Box::new(ArrayValue {
+                    Value::Array(ArrayValue {
                         phase: ArrayPhase::AfterOpen,
                         tracks: shapes,
                         keeps_text,
                         item_text: Vec::new(),
-                    }))
+                    })
                 })
             }
             _ => None,
@@ -348,20 +386,7 @@ impl Value {
                     Step::Rejected
                 }
             }
-            Value::Number(matchers) => {
-                if matchers.iter().any(|m| m.can_continue_with(b)) {
-                    matchers.retain_mut(|m| m.feed(b));
-                    if matchers.is_empty() {
-                        Step::Rejected
-                    } else {
-                        Step::Consumed
-                    }
-                } else if matchers.iter().any(NumberMatcher::is_accepting) {
-                    Step::NotMine
-                } else {
-                    Step::Rejected
-                }
-            }
+            Value::Number(matchers) => feed_number(matchers, b),
             Value::Counted(string) => string.feed(graph, b),
             Value::Syntax(string) => string.feed(b),
             Value::Object(object) => object.feed(graph, b),
@@ -578,7 +603,7 @@ struct ObjectValue {
     key: StringDecoder,
     /// The key read as an ECMA-262 pattern, for tracks whose keys must be patterns
     /// (`propertyNames` with `format: "regex"`); `None` once it cannot become one.
-    key_syntax: Option<PatternSyntax>,
+    key_syntax: Option<Box<PatternSyntax>>,
     /// The key's raw text on the any-string automaton, for masks inside keys.
     key_text: StateId,
     tracks: Vec<ObjectTrack>,
@@ -941,7 +966,7 @@ impl ObjectValue {
     fn start_key(&mut self, graph: &Graph) {
         self.key = StringDecoder::default();
         self.key_text = graph.any_string.next(graph.any_string.start(), b'"');
-        self.key_syntax = self.tracks.iter().any(|t| keys_are_patterns(t.shape(graph))).then(PatternSyntax::default);
+        self.key_syntax = self.tracks.iter().any(|t| keys_are_patterns(t.shape(graph))).then(Box::default);
         for track in &mut self.tracks {
             if let Some(keys) = &track.shape(graph).keys {
                 if let Some(text) = &keys.allowed_text {
@@ -1014,7 +1039,9 @@ impl ObjectValue {
             },
             (AfterKey, b':') => self.phase = AfterColon,
             (AfterColon, _) => {
-                let key = self.key.value().to_string();
+                // The key is read for the last time here: copies of the matcher made inside the
+                // value need not carry it.
+                let key = std::mem::take(&mut self.key).value().to_string();
                 self.tracks.retain_mut(|t| {
                     let shape = t.shape(graph);
                     let witness = shape.witnesses.first().filter(|_| t.pending);
@@ -1655,6 +1682,15 @@ impl DocumentMatcher {
             return None;
         }
         self.value.string_context(graph, slack)
+    }
+
+    /// See [`Value::number_contexts`]: `None` unless every track is inside a number.
+    pub(crate) fn number_contexts(&self) -> Option<Vec<NumberMatcher>> {
+        if self.trailing || !self.started {
+            return None;
+        }
+        let mut numbers = Vec::new();
+        self.value.number_contexts(&mut numbers).then_some(numbers)
     }
 
     /// See [`Value::string_contexts`]: `None` unless every track is inside some string.

@@ -23,7 +23,7 @@ use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
 
 pub(crate) use graph::{Graph, NodeId};
-pub(crate) use matcher::DocumentMatcher;
+pub(crate) use matcher::{feed_number, DocumentMatcher, Step};
 
 /// A compiled structured schema.
 #[derive(Debug)]

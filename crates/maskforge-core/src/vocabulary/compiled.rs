@@ -183,23 +183,30 @@ impl TokenTrie {
         mut step: impl FnMut(S, u8) -> Option<S>,
         mut emit: impl FnMut(&S, &[TokenId]),
     ) {
-        let mut states: Vec<S> = Vec::with_capacity(self.max_depth + 1);
-        states.push(start);
+        // `states[d]`: the state after the first `d` symbols of the current path. A node's last
+        // child takes its parent's state instead of a copy: nothing reads it afterwards (the
+        // nodes after that child's subtree are shallower), and a state that owns its parts can
+        // be stepped without copying them.
+        let mut states: Vec<Option<S>> = Vec::with_capacity(self.max_depth + 1);
+        states.push(Some(start));
         let mut i = 1;
         let n = self.symbols.len();
         while i < n {
             let depth = self.depths[i] as usize;
             states.truncate(depth);
-            match step(states[depth - 1].clone(), self.symbols[i]) {
+            let subtree_end = self.subtree_ends[i] as usize;
+            let last_child = subtree_end == n || (self.depths[subtree_end] as usize) < depth;
+            let parent = if last_child { states[depth - 1].take() } else { states[depth - 1].clone() };
+            match step(parent.expect("a parent's state is read before its last child"), self.symbols[i]) {
                 Some(next) => {
                     let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[i + 1] as usize);
                     if lo < hi {
                         emit(&next, &self.token_ids[lo..hi]);
                     }
-                    states.push(next);
+                    states.push(Some(next));
                     i += 1;
                 }
-                None => i = self.subtree_ends[i] as usize,
+                None => i = subtree_end,
             }
         }
     }
