@@ -225,6 +225,12 @@ fn structured_masks_equal_reference_masks() {
             r#"[1.5, 12, 3e0, 100]"#,
         ),
         (
+            // Unique closed objects: inside a free string the item stays open-ended whatever the
+            // string reads next (string rows); inside a bounded one it may not.
+            r#"{"type": "array", "uniqueItems": true, "items": {"type": "object", "additionalProperties": false, "maxProperties": 1, "properties": {"t": {"enum": ["a", "b"]}, "v": {"type": "string"}, "w": {"type": "string", "pattern": "^(ok|o+)$"}}}}"#,
+            r#"[{"v": "ok"}, {"v": "okk"}, {"w": "ok"}, {"w": "o"}, {"w": "ooo"}, {"t": "b"}]"#,
+        ),
+        (
             // Unique strings whose automaton never runs out of completions: masks inside them
             // take the string rows.
             r#"{"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": true}"#,

@@ -53,6 +53,16 @@ pub(crate) enum Step {
     NotMine,
 }
 
+/// How [`Value::open_ended`] counts the open string a value is inside (if any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpenStrings {
+    /// As it reads now.
+    Now,
+    /// After whatever it reads next without closing (its automaton's states up to the close
+    /// all have infinitely many completions; patterns and keys are not counted).
+    Throughout,
+}
+
 /// One JSON value being read.
 #[derive(Debug, Clone)]
 enum Value {
@@ -97,9 +107,10 @@ impl Value {
             }
             Value::Array(a) => match a.phase {
                 // Under `uniqueItems` an item string with a constrained automaton may run out of
-                // unseen completions; inside an unconstrained string, or a string within an array
-                // or object item that stays open-ended whatever the string reads, every text
-                // still has infinitely many.
+                // unseen completions; inside a string whose automaton cannot run out of
+                // completions before it closes, or a string within an array or object item that
+                // stays open-ended whatever the string reads next, every text still has
+                // infinitely many.
                 ArrayPhase::InItem
                     if a.tracks.iter().all(|t| {
                         t.seen.is_none()
@@ -112,7 +123,7 @@ impl Value {
                                             .is_some_and(|u| u.throughout[*state as usize])
                                 }
                                 Some(container @ (Value::Object(_) | Value::Array(_))) => {
-                                    container.open_ended(graph, false)
+                                    container.open_ended(graph, OpenStrings::Throughout)
                                 }
                                 _ => true,
                             }
@@ -219,33 +230,35 @@ impl Value {
     }
 
     /// Whether infinitely many values complete this one: a sound test (false may still have
-    /// infinitely many). With `through_strings` an open string or key counts when its automaton
-    /// has infinitely many completions; without, only the structure around it does, so the
-    /// verdict holds whatever bytes the open string reads next.
-    fn open_ended(&self, graph: &Graph, through_strings: bool) -> bool {
+    /// infinitely many). `strings` says how the open string inside it counts: as it reads now,
+    /// or so that the verdict holds whatever the string reads next without closing.
+    fn open_ended(&self, graph: &Graph, strings: OpenStrings) -> bool {
+        let unbounded = |dfa: &Arc<ByteDfa>| graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
         match self {
             Value::Start(node) => graph.infinite[*node as usize],
             Value::Leaf { dfa, state } => {
-                through_strings
-                    && !dfa.is_accepting(*state)
-                    && graph
-                        .unbounded_strings
-                        .get(&(Arc::as_ptr(dfa) as usize))
-                        .is_some_and(|u| u.from[*state as usize])
+                !dfa.is_accepting(*state)
+                    && match strings {
+                        OpenStrings::Now => unbounded(dfa).is_some_and(|u| u.from[*state as usize]),
+                        OpenStrings::Throughout => unbounded(dfa).is_some_and(|u| u.throughout[*state as usize]),
+                    }
             }
-            Value::Counted(c) => through_strings && c.open_ended(graph),
+            Value::Counted(c) => match strings {
+                OpenStrings::Now => c.open_ended(graph),
+                OpenStrings::Throughout => c.open_ended(graph) && c.range.max.is_none(),
+            },
             // A valid pattern followed by `a` is valid: every open reading has infinitely many.
             // Host names are at most 253 octets.
             Value::Syntax(p) => {
-                through_strings
+                strings == OpenStrings::Now
                     && p.reading.as_ref().is_some_and(|r| !r.closed && matches!(r.reader, SyntaxReader::Pattern(_)))
             }
             Value::Number(matchers) => matchers.iter().any(NumberMatcher::has_unbounded_completions),
             Value::Object(o) => {
-                o.phase != ObjectPhase::Closed && o.tracks.iter().any(|t| t.open_ended(graph, o.phase, through_strings))
+                o.phase != ObjectPhase::Closed && o.tracks.iter().any(|t| t.open_ended(graph, o.phase, strings))
             }
             Value::Array(a) => {
-                a.phase != ArrayPhase::Closed && a.tracks.iter().any(|t| t.open_ended(graph, a.phase, through_strings))
+                a.phase != ArrayPhase::Closed && a.tracks.iter().any(|t| t.open_ended(graph, a.phase, strings))
             }
         }
     }
@@ -665,7 +678,7 @@ impl ObjectTrack {
     /// See [`Value::open_ended`]: the current member, or a further one, has infinitely many
     /// values (or keys). Tracks with a witness still to come are left to the search: there
     /// which value a member takes matters.
-    fn open_ended(&self, graph: &Graph, phase: ObjectPhase, through_strings: bool) -> bool {
+    fn open_ended(&self, graph: &Graph, phase: ObjectPhase, strings: OpenStrings) -> bool {
         if self.pending || self.probe.is_some() {
             return false;
         }
@@ -684,7 +697,7 @@ impl ObjectTrack {
                         <= max
                 });
                 let unnamed = unnamed_keys_unbounded(graph, shape, &self.seen);
-                return (through_strings && key_unbounded)
+                return (strings == OpenStrings::Now && key_unbounded)
                     || (!graph.ordered
                         && room
                         && (unnamed || self.infinite_named_keys(graph, shape).nth(1).is_some()));
@@ -694,7 +707,7 @@ impl ObjectTrack {
             {
                 return true;
             }
-            ObjectPhase::InValue if self.child.as_deref().is_some_and(|c| c.open_ended(graph, through_strings)) => {
+            ObjectPhase::InValue if self.child.as_deref().is_some_and(|c| c.open_ended(graph, strings)) => {
                 return true;
             }
             _ => {}
@@ -1165,12 +1178,12 @@ impl ArrayTrack {
 
     /// See [`Value::open_ended`]: the current item, or the next one, has infinitely many values,
     /// or the array may grow without bound. Arrays under `contains` are left to the search.
-    fn open_ended(&self, graph: &Graph, phase: ArrayPhase, through_strings: bool) -> bool {
+    fn open_ended(&self, graph: &Graph, phase: ArrayPhase, strings: OpenStrings) -> bool {
         let shape = self.shape(graph);
         if self.probe.is_some() || shape.contains.is_some() {
             return false;
         }
-        if phase == ArrayPhase::InItem && self.child.as_deref().is_some_and(|c| c.open_ended(graph, through_strings)) {
+        if phase == ArrayPhase::InItem && self.child.as_deref().is_some_and(|c| c.open_ended(graph, strings)) {
             return true;
         }
         // A next item: forced below `minItems`, else room for it. Under `uniqueItems` only
@@ -1264,7 +1277,7 @@ fn container_item_live(graph: &Graph, child: &Value, item_text: &[u8], seen: &[C
     if closed {
         return Canon::parse(item_text).is_some_and(|value| !seen.contains(&value));
     }
-    child.open_ended(graph, true) || unseen_item_completes(graph, child, item_text, seen)
+    child.open_ended(graph, OpenStrings::Now) || unseen_item_completes(graph, child, item_text, seen)
 }
 
 /// Most bytes [`unseen_item_completes`] feeds before assuming that an unseen value completes
@@ -1322,7 +1335,7 @@ fn unseen_item_completes(graph: &Graph, child: &Value, item_text: &[u8], seen: &
                 }
                 continue;
             }
-            if next.open_ended(graph, true) {
+            if next.open_ended(graph, OpenStrings::Now) {
                 return true;
             }
             let (next_string, next_free) = match &string {
