@@ -225,6 +225,12 @@ fn structured_masks_equal_reference_masks() {
             r#"[1.5, 12, 3e0, 100]"#,
         ),
         (
+            // Two object shapes read the undeclared members on the same node: their values are
+            // shared between the tracks and fed once a byte.
+            r#"{"type": "object", "properties": {"k": {}, "n": {}}, "anyOf": [{"properties": {"k": {"const": 1}}, "required": ["k"]}, {"properties": {"k": {"const": 2}, "n": {"type": "integer"}}, "required": ["k"]}], "additionalProperties": {"type": "array", "items": {"anyOf": [{}, {"type": "object", "required": ["a"]}]}}}"#,
+            r#"{"x": [1, {"a": [2, "ok"]}, []], "n": 12, "y": [{}], "k": 2}"#,
+        ),
+        (
             // Unique closed objects: inside a free string the item stays open-ended whatever the
             // string reads next (string rows); inside a bounded one it may not.
             r#"{"type": "array", "uniqueItems": true, "items": {"type": "object", "additionalProperties": false, "maxProperties": 1, "properties": {"t": {"enum": ["a", "b"]}, "v": {"type": "string"}, "w": {"type": "string", "pattern": "^(ok|o+)$"}}}}"#,

@@ -23,8 +23,50 @@ fn is_ws(b: u8) -> bool {
 /// Feeds a member's or item's value, copying it first when another matcher shares it. Values
 /// below a container are shared between copies of the matcher (a mask's trie walk copies it at
 /// every node), so a copy costs the open containers along the path, not the whole tree.
-fn feed_shared(value: &mut Arc<Value>, graph: &Graph, b: u8) -> Step {
-    Arc::make_mut(value).feed(graph, b)
+///
+/// Tracks of one container may also share a value (started on the same schema node, see
+/// [`start_shared`]): `fed` remembers, for this byte, each shared value already fed, so that
+/// the other tracks take the result instead of copying and feeding it again (many shapes of
+/// an `anyOf` read the same member alike).
+fn feed_shared(value: &mut Arc<Value>, graph: &Graph, b: u8, fed: &mut Vec<FedValue>) -> Step {
+    let before = Arc::as_ptr(value);
+    // A value held by one track only cannot recur: feed it in place, nothing to remember.
+    if Arc::strong_count(value) == 1 {
+        return Arc::get_mut(value).expect("held once").feed(graph, b);
+    }
+    if let Some(done) = fed.iter().find(|done| done.before == before) {
+        *value = Arc::clone(&done.after);
+        return done.step;
+    }
+    let step = Arc::make_mut(value).feed(graph, b);
+    fed.push(FedValue { before, after: Arc::clone(value), step });
+    step
+}
+
+/// A shared value fed one byte: its address before, the value after and the outcome. The
+/// address is compared only while the tracks still holding that value keep it alive.
+struct FedValue {
+    before: *const Value,
+    after: Arc<Value>,
+    step: Step,
+}
+
+/// Starts the value of a member or item on `node` with the byte `b`, sharing the value with an
+/// earlier track of the same container started on the same node (`started`); `None` when the
+/// byte cannot start it.
+fn start_shared(
+    graph: &Graph,
+    node: NodeId,
+    b: u8,
+    started: &mut Vec<(NodeId, Option<Arc<Value>>)>,
+) -> Option<Arc<Value>> {
+    if let Some((_, value)) = started.iter().find(|(n, _)| *n == node) {
+        return value.clone();
+    }
+    let mut value = Value::Start(node);
+    let value = (value.feed(graph, b) == Step::Consumed).then(|| Arc::new(value));
+    started.push((node, value.clone()));
+    value
 }
 
 /// Feeds one byte to a number read against each of its constraint sets still alive.
@@ -1055,6 +1097,7 @@ impl ObjectValue {
                 // The key is read for the last time here: copies of the matcher made inside the
                 // value need not carry it.
                 let key = std::mem::take(&mut self.key).value().to_string();
+                let mut started = Vec::new();
                 self.tracks.retain_mut(|t| {
                     let shape = t.shape(graph);
                     let witness = shape.witnesses.first().filter(|_| t.pending);
@@ -1063,24 +1106,24 @@ impl ObjectValue {
                         Some(node) => node,
                         None => shape.value_schema(&key),
                     };
-                    let mut child = Value::Start(node);
-                    let ok = child.feed(graph, b) == Step::Consumed;
-                    t.child = Some(Arc::new(child));
+                    let child = start_shared(graph, node, b, &mut started);
+                    let ok = child.is_some();
+                    t.child = Some(child.unwrap_or_else(|| Arc::new(Value::Start(node))));
                     // A free member that could serve is also read against the witness' schema.
-                    t.probe = witness.filter(|_| !t.serving && serving.is_some()).and_then(|w| {
-                        let mut probe = Value::Start(w.node);
-                        (probe.feed(graph, b) == Step::Consumed).then(|| Arc::new(probe))
-                    });
+                    t.probe = witness
+                        .filter(|_| !t.serving && serving.is_some())
+                        .and_then(|w| start_shared(graph, w.node, b, &mut started));
                     ok
                 });
                 self.phase = InValue;
             }
             (InValue, _) => {
                 let mut finished = false;
+                let mut fed = Vec::new();
                 self.tracks.retain_mut(|t| {
-                    match feed_shared(t.child.as_mut().expect("a member value is open"), graph, b) {
+                    match feed_shared(t.child.as_mut().expect("a member value is open"), graph, b, &mut fed) {
                         Step::Consumed => {
-                            if t.probe.as_mut().is_some_and(|p| feed_shared(p, graph, b) != Step::Consumed) {
+                            if t.probe.as_mut().is_some_and(|p| feed_shared(p, graph, b, &mut fed) != Step::Consumed) {
                                 t.probe = None;
                             }
                             true
@@ -1493,6 +1536,7 @@ impl ArrayValue {
                     self.item_text.clear();
                     self.item_text.push(b);
                 }
+                let mut started = Vec::new();
                 self.tracks.retain_mut(|t| {
                     let shape = t.shape(graph);
                     let used = t.seen.as_deref().map_or(&[][..], Vec::as_slice);
@@ -1507,23 +1551,21 @@ impl ArrayValue {
                         Some(seen) => match start_unique_item(graph, shape, t.count, node, b, seen) {
                             Some((child, decoder)) => {
                                 t.decoder = decoder;
-                                (child, true)
+                                (Arc::new(child), true)
                             }
-                            None => (Value::Start(node), false),
+                            None => (Arc::new(Value::Start(node)), false),
                         },
-                        None => {
-                            let mut child = Value::Start(node);
-                            let ok = child.feed(graph, b) == Step::Consumed;
-                            (child, ok)
-                        }
+                        None => match start_shared(graph, node, b, &mut started) {
+                            Some(child) => (child, true),
+                            None => (Arc::new(Value::Start(node)), false),
+                        },
                     };
-                    t.child = Some(Arc::new(child));
+                    t.child = Some(child);
                     t.mode = mode;
                     // A free item is also read against `contains`, to count it if it matches.
-                    t.probe = contains.filter(|c| mode == ItemMode::Free && t.count >= c.from).and_then(|c| {
-                        let mut probe = Value::Start(c.node);
-                        (probe.feed(graph, b) == Step::Consumed).then(|| Arc::new(probe))
-                    });
+                    t.probe = contains
+                        .filter(|c| mode == ItemMode::Free && t.count >= c.from)
+                        .and_then(|c| start_shared(graph, c.node, b, &mut started));
                     ok
                 });
                 self.phase = InItem;
@@ -1534,30 +1576,33 @@ impl ArrayValue {
                     self.item_text.push(b);
                 }
                 let item_text = &self.item_text;
-                self.tracks.retain_mut(|t| match feed_shared(t.child.as_mut().expect("an item is open"), graph, b) {
-                    Step::Consumed => {
-                        if t.probe.as_mut().is_some_and(|p| feed_shared(p, graph, b) != Step::Consumed) {
-                            t.probe = None;
-                        }
-                        t.seen.is_none() || unique_item_live(graph, t, b, item_text)
-                    }
-                    Step::Rejected => false,
-                    Step::NotMine => {
-                        finished = true;
-                        if let Some(seen) = t.seen.as_mut() {
-                            // The byte that ended the item is not part of it.
-                            match Canon::parse(&item_text[..item_text.len() - 1]) {
-                                Some(value) => Arc::make_mut(seen).push(value),
-                                None => return false,
+                let mut fed = Vec::new();
+                self.tracks.retain_mut(|t| {
+                    match feed_shared(t.child.as_mut().expect("an item is open"), graph, b, &mut fed) {
+                        Step::Consumed => {
+                            if t.probe.as_mut().is_some_and(|p| feed_shared(p, graph, b, &mut fed) != Step::Consumed) {
+                                t.probe = None;
                             }
-                            t.decoder = None;
+                            t.seen.is_none() || unique_item_live(graph, t, b, item_text)
                         }
-                        if t.mode == ItemMode::Matching || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
-                            t.found += 1;
+                        Step::Rejected => false,
+                        Step::NotMine => {
+                            finished = true;
+                            if let Some(seen) = t.seen.as_mut() {
+                                // The byte that ended the item is not part of it.
+                                match Canon::parse(&item_text[..item_text.len() - 1]) {
+                                    Some(value) => Arc::make_mut(seen).push(value),
+                                    None => return false,
+                                }
+                                t.decoder = None;
+                            }
+                            if t.mode == ItemMode::Matching || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
+                                t.found += 1;
+                            }
+                            (t.child, t.probe, t.mode) = (None, None, ItemMode::Free);
+                            t.count += 1;
+                            true
                         }
-                        (t.child, t.probe, t.mode) = (None, None, ItemMode::Free);
-                        t.count += 1;
-                        true
                     }
                 });
                 if finished {
