@@ -5,9 +5,9 @@
 //! - `bind/{eager,lazy}/VOCAB/SCHEMA`: `program.bind` with no cache, so every bind rebuilds the
 //!   class trie and (eager) every row.
 //! - `write_mask/{eager,lazy}/VOCAB/SCHEMA`: one `session.write_mask` in the middle of a string
-//!   value (the commonest position while decoding), or at a structural position for the
-//!   `*-structural` schema; lazy rows are warmed by a first query. Structured schemas compute
-//!   masks per step whatever the policy.
+//!   value (the commonest position while decoding), in the middle of a number for
+//!   `*-number`, or at a structural position for `*-structural`; lazy rows are warmed by a
+//!   first query. Structured schemas compute masks per step whatever the policy.
 //! - `first_mask/VOCAB/SCHEMA`: compile + bind (adaptive) + the first mask, nothing cached.
 //!
 //! Vocabularies: GPT-2 (vendored under tests/data) and Qwen2.5 from `$MASKFORGE_TOKENIZERS`,
@@ -62,8 +62,10 @@ const SCHEMAS: &[Schema] = &[
         prefix: r#"[{"sku": "A-17", "qty": 2}, {"sku": "B-4"#,
     },
     // Structured schemas (an open object, integers by value): inside a string value, where rows
-    // serve, and at a structural position, where the byte trie is walked with the matcher.
+    // serve, inside a number, where the walk steps the number alone, and at a structural
+    // position, where the byte trie is walked with the matcher.
     Schema { name: "open-object-string", text: OPEN_OBJECT, prefix: r#"{"name": "Ada Love"# },
+    Schema { name: "open-object-number", text: OPEN_OBJECT, prefix: r#"{"name": "Ada", "age": 3"# },
     Schema { name: "open-object-structural", text: OPEN_OBJECT, prefix: r#"{"name": "Ada", "age": 36, "tags": ["# },
 ];
 
