@@ -695,6 +695,10 @@ struct KeyOptions {
     /// Whether each named key (`properties`, then `required`, as
     /// [`KeyOptions::candidates`] lists them) may come next.
     named: Box<[OnceLock<bool>]>,
+    /// The named keys sorted, each with its index in `named`: the keys a text can still become
+    /// are the run that starts with it, found by binary search rather than a comparison with
+    /// every name at every byte.
+    sorted: Box<[(Box<str>, u32)]>,
     /// One more key not named by the shape keeps the object completable.
     unnamed_live: OnceLock<bool>,
 }
@@ -702,8 +706,29 @@ struct KeyOptions {
 impl KeyOptions {
     fn new(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) -> KeyOptions {
         let open = key_open(graph, shape, seen, pending);
-        let count = if open { 0 } else { Self::candidates(shape).count() };
-        KeyOptions { open, named: (0..count).map(|_| OnceLock::new()).collect(), unnamed_live: OnceLock::new() }
+        let mut sorted: Vec<(Box<str>, u32)> = if open {
+            Vec::new()
+        } else {
+            Self::candidates(shape).enumerate().map(|(i, name)| (name.as_str().into(), i as u32)).collect()
+        };
+        sorted.sort_unstable();
+        KeyOptions {
+            open,
+            named: (0..sorted.len()).map(|_| OnceLock::new()).collect(),
+            sorted: sorted.into_boxed_slice(),
+            unnamed_live: OnceLock::new(),
+        }
+    }
+
+    /// The named keys `decoder`'s text can still become, with their indices in `named`.
+    fn reachable<'a>(&'a self, decoder: &'a StringDecoder) -> impl Iterator<Item = (&'a str, usize)> + 'a {
+        let text = decoder.value();
+        let start = self.sorted.partition_point(|(name, _)| &**name < text);
+        self.sorted[start..]
+            .iter()
+            .take_while(move |(name, _)| name.starts_with(text))
+            .filter(|(name, _)| decoder.can_end_as(&name[text.len()..]))
+            .map(|(name, i)| (&**name, *i as usize))
     }
 
     /// The named keys, in a fixed order. Required names need not be declared in `properties`.
@@ -917,10 +942,8 @@ fn key_prefix_live(
     if options.open {
         return true;
     }
-    let mut named = KeyOptions::candidates(shape).zip(options.named.iter());
-    if named.any(|(name, allowed)| {
-        decoder.can_become(name) && *allowed.get_or_init(|| key_allowed(graph, shape, seen, name, pending))
-    }) {
+    let mut named = options.reachable(decoder);
+    if named.any(|(name, i)| *options.named[i].get_or_init(|| key_allowed(graph, shape, seen, name, pending))) {
         return true;
     }
     let Some(keys) = &shape.keys else { return false };
