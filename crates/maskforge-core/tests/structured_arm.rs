@@ -231,6 +231,16 @@ fn structured_masks_equal_reference_masks() {
             r#"{"x": [1, {"a": [2, "ok"]}, []], "n": 12, "y": [{}], "k": 2}"#,
         ),
         (
+            // Inside keys, a closed shape beside one that takes any key: the open one decides
+            // the tokens that stay in the key.
+            r#"{"anyOf": [{"type": "object", "properties": {"ok": {"type": "integer"}, "okay": {"type": "null"}}, "additionalProperties": false}, {"type": "object", "required": ["value"], "properties": {"ok": {"type": "string"}}}]}"#,
+            r#"{"okay": null, "ok": "x", "value": 1, "o\u006b2": []}"#,
+        ),
+        (
+            r#"{"anyOf": [{"type": "object", "properties": {"ok": {"type": "integer"}, "okay": {"type": "null"}}, "additionalProperties": false}, {"type": "object", "required": ["value"], "properties": {"ok": {"type": "string"}}}]}"#,
+            r#"{"okay": null, "ok": 12}"#,
+        ),
+        (
             // Unique closed objects: inside a free string the item stays open-ended whatever the
             // string reads next (string rows); inside a bounded one it may not.
             r#"{"type": "array", "uniqueItems": true, "items": {"type": "object", "additionalProperties": false, "maxProperties": 1, "properties": {"t": {"enum": ["a", "b"]}, "v": {"type": "string"}, "w": {"type": "string", "pattern": "^(ok|o+)$"}}}}"#,

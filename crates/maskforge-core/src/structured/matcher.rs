@@ -138,6 +138,12 @@ impl Value {
             Value::Syntax(p) => p.string_context(),
             Value::Object(o) => {
                 return match o.phase {
+                    // A track that takes any key text admits every token that stays inside the
+                    // key, whatever the others admit there (the tokens that close the key are
+                    // walked on the whole matcher).
+                    ObjectPhase::InKey if o.tracks.iter().any(|t| t.takes_any_key(graph)) => {
+                        visit((&graph.any_string, o.key_text))
+                    }
                     ObjectPhase::InKey => {
                         o.tracks.iter().all(|t| t.key_context(graph, o.key_text).is_some_and(&mut *visit))
                     }
@@ -145,7 +151,7 @@ impl Value {
                         children_contexts(graph, slack, o.tracks.iter().map(|t| t.child.as_deref()), visit)
                     }
                     _ => false,
-                }
+                };
             }
             Value::Array(a) => match a.phase {
                 // Under `uniqueItems` an item string with a constrained automaton may run out of
@@ -801,6 +807,12 @@ impl ObjectTrack {
     /// The automaton and state that alone decide which bytes keep this track's key open and
     /// live: the any-string automaton when any key may come, the shape's candidate keys when
     /// patterns restrict keys but every open continuation still has infinitely many keys.
+    /// Whether every key text that stays a string leads to an allowed key of this track.
+    fn takes_any_key(&self, graph: &Graph) -> bool {
+        let shape = self.shape(graph);
+        !keys_are_patterns(shape) && key_open(graph, shape, &self.seen, self.pending)
+    }
+
     fn key_context<'g>(&self, graph: &'g Graph, key_text: StateId) -> Option<(&'g Arc<ByteDfa>, StateId)> {
         let shape = self.shape(graph);
         if keys_are_patterns(shape) {
