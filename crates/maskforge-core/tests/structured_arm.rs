@@ -241,6 +241,11 @@ fn structured_masks_equal_reference_masks() {
             r#"{"okay": null, "ok": 12}"#,
         ),
         (
+            // The same, one level down: each shape reads the member in an object of its own.
+            r#"{"anyOf": [{"type": "object", "properties": {"b": {"type": "object", "properties": {"x": {"type": "integer"}}, "additionalProperties": false}, "s": {"type": "string", "pattern": "^a"}}}, {"type": "object", "properties": {"b": {"type": "object"}, "s": {"type": "string"}}, "required": ["z"]}]}"#,
+            r#"{"s": "abc", "b": {"x": 1, "y": [], "xx": null}, "z": 1}"#,
+        ),
+        (
             // Unique closed objects: inside a free string the item stays open-ended whatever the
             // string reads next (string rows); inside a bounded one it may not.
             r#"{"type": "array", "uniqueItems": true, "items": {"type": "object", "additionalProperties": false, "maxProperties": 1, "properties": {"t": {"enum": ["a", "b"]}, "v": {"type": "string"}, "w": {"type": "string", "pattern": "^(ok|o+)$"}}}}"#,

@@ -138,12 +138,6 @@ impl Value {
             Value::Syntax(p) => p.string_context(),
             Value::Object(o) => {
                 return match o.phase {
-                    // A track that takes any key text admits every token that stays inside the
-                    // key, whatever the others admit there (the tokens that close the key are
-                    // walked on the whole matcher).
-                    ObjectPhase::InKey if o.tracks.iter().any(|t| t.takes_any_key(graph)) => {
-                        visit((&graph.any_string, o.key_text))
-                    }
                     ObjectPhase::InKey => {
                         o.tracks.iter().all(|t| t.key_context(graph, o.key_text).is_some_and(&mut *visit))
                     }
@@ -184,6 +178,28 @@ impl Value {
             Value::Start(_) | Value::Number(_) => None,
         };
         single.is_some_and(visit)
+    }
+
+    /// The state of the unconstrained string (a value or a key) this value is inside, when
+    /// some track reads it so that every token staying inside keeps that track alive: then the
+    /// mask admits those tokens whatever the other tracks do. `None` when no track does.
+    fn open_string_track(&self, graph: &Graph) -> Option<StateId> {
+        match self {
+            Value::Leaf { dfa, state } if Arc::ptr_eq(dfa, &graph.any_string) && !dfa.is_accepting(*state) => {
+                Some(*state)
+            }
+            Value::Object(o) => match o.phase {
+                ObjectPhase::InKey => o.tracks.iter().any(|t| t.takes_any_key(graph)).then_some(o.key_text),
+                ObjectPhase::InValue => o.tracks.iter().find_map(|t| t.child.as_deref()?.open_string_track(graph)),
+                _ => None,
+            },
+            // Under `uniqueItems` an item may run out of unseen values: such tracks are left to
+            // the other routes.
+            Value::Array(a) if a.phase == ArrayPhase::InItem => {
+                a.tracks.iter().filter(|t| t.seen.is_none()).find_map(|t| t.child.as_deref()?.open_string_track(graph))
+            }
+            _ => None,
+        }
     }
 
     /// The one open string this value is inside, when every track reads the same (see
@@ -1774,6 +1790,9 @@ impl DocumentMatcher {
         if self.trailing || !self.started {
             return None;
         }
+        if let Some(state) = self.value.open_string_track(graph) {
+            return Some((&graph.any_string, state));
+        }
         self.value.string_context(graph, slack)
     }
 
@@ -1790,6 +1809,10 @@ impl DocumentMatcher {
     pub(crate) fn string_contexts<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<Vec<Context<'a>>> {
         if self.trailing || !self.started {
             return None;
+        }
+        // The unconstrained string's rows hold every other automaton's at the same text.
+        if let Some(state) = self.value.open_string_track(graph) {
+            return Some(vec![(&graph.any_string, state)]);
         }
         let mut contexts: Vec<Context<'a>> = Vec::new();
         let all = self.value.string_contexts(graph, slack, &mut |c| {
