@@ -2,7 +2,7 @@
 //! disjunctions of object and array shapes. Recursion is edges back to earlier nodes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::pattern_syntax::is_pattern;
 use crate::automata::json_escapes::{decoded_strings, json_strings_decoding_to};
@@ -144,6 +144,9 @@ pub(crate) struct ObjectShape {
     /// Members that must occur (from complements of `additionalProperties`); the matcher
     /// tracks at most one, the graph turns them into required keys on closed objects.
     pub(crate) witnesses: Vec<KeyWitness>,
+    /// The named keys (`properties`, then `required`) sorted, each with its position in that
+    /// list: made by the matcher on first use, once the graph is finished.
+    pub(crate) sorted_names: OnceLock<SortedNames>,
 }
 
 /// At least one member whose key is not in `named` and whose value satisfies `node`: the
@@ -203,6 +206,9 @@ impl PartialEq for PatternProperty {
     }
 }
 
+/// Names sorted, each with its position in the list it was sorted from.
+pub(crate) type SortedNames = Box<[(Box<str>, u32)]>;
+
 /// Structural equality, to keep one copy of a shape that a union or a product of alternatives
 /// reaches twice (`allOf` over `anyOf`s that admit every object, for instance).
 impl PartialEq for ObjectShape {
@@ -221,6 +227,7 @@ impl PartialEq for ObjectShape {
             max,
             evaluated,
             witnesses,
+            sorted_names: _,
         } = self;
         let same_keys = match (keys, &other.keys) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
@@ -389,6 +396,7 @@ impl ObjectShape {
             max,
             evaluated: PropertiesEvaluated::default(),
             witnesses: Vec::new(),
+            sorted_names: OnceLock::new(),
         }
     }
 
@@ -1438,6 +1446,7 @@ impl Graph {
                         names: p.evaluated.names.union(&q.evaluated.names).cloned().collect(),
                     },
                     witnesses: strongest_witnesses(p.witnesses.iter().chain(&q.witnesses)),
+                    sorted_names: OnceLock::new(),
                 };
                 for shape in self.place_witnesses(shape) {
                     if !shape.is_contradictory() {

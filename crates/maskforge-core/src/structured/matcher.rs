@@ -28,19 +28,36 @@ fn is_ws(b: u8) -> bool {
 /// [`start_shared`]): `fed` remembers, for this byte, each shared value already fed, so that
 /// the other tracks take the result instead of copying and feeding it again (many shapes of
 /// an `anyOf` read the same member alike).
-fn feed_shared(value: &mut Arc<Value>, graph: &Graph, b: u8, fed: &mut Vec<FedValue>) -> Step {
+fn feed_shared(value: &mut Arc<Value>, graph: &Graph, b: u8, fed: &mut FedValues) -> Step {
     let before = Arc::as_ptr(value);
     // A value held by one track only cannot recur: feed it in place, nothing to remember.
     if Arc::strong_count(value) == 1 {
         return Arc::get_mut(value).expect("held once").feed(graph, b);
     }
-    if let Some(done) = fed.iter().find(|done| done.before == before) {
+    if !fed.remember {
+        return Arc::make_mut(value).feed(graph, b);
+    }
+    if let Some(done) = fed.done.iter().find(|done| done.before == before) {
         *value = Arc::clone(&done.after);
         return done.step;
     }
     let step = Arc::make_mut(value).feed(graph, b);
-    fed.push(FedValue { before, after: Arc::clone(value), step });
+    fed.done.push(FedValue { before, after: Arc::clone(value), step });
     step
+}
+
+/// The shared values of one container fed one byte, remembered only where two of its values
+/// can be one (several tracks, or a probe beside the value): a lone track's value recurs
+/// nowhere, and the walk of a mask feeds such containers at every trie node.
+struct FedValues {
+    remember: bool,
+    done: Vec<FedValue>,
+}
+
+impl FedValues {
+    fn new<T>(tracks: &[T], probe: impl Fn(&T) -> bool) -> FedValues {
+        FedValues { remember: tracks.len() > 1 || tracks.iter().any(probe), done: Vec::new() }
+    }
 }
 
 /// A shared value fed one byte: its address before, the value after and the outcome. The
@@ -717,10 +734,6 @@ struct KeyOptions {
     /// Whether each named key (`properties`, then `required`, as
     /// [`KeyOptions::candidates`] lists them) may come next.
     named: Box<[OnceLock<bool>]>,
-    /// The named keys sorted, each with its index in `named`: the keys a text can still become
-    /// are the run that starts with it, found by binary search rather than a comparison with
-    /// every name at every byte.
-    sorted: Box<[(Box<str>, u32)]>,
     /// One more key not named by the shape keeps the object completable.
     unnamed_live: OnceLock<bool>,
 }
@@ -728,25 +741,26 @@ struct KeyOptions {
 impl KeyOptions {
     fn new(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) -> KeyOptions {
         let open = key_open(graph, shape, seen, pending);
-        let mut sorted: Vec<(Box<str>, u32)> = if open {
-            Vec::new()
-        } else {
-            Self::candidates(shape).enumerate().map(|(i, name)| (name.as_str().into(), i as u32)).collect()
-        };
-        sorted.sort_unstable();
-        KeyOptions {
-            open,
-            named: (0..sorted.len()).map(|_| OnceLock::new()).collect(),
-            sorted: sorted.into_boxed_slice(),
-            unnamed_live: OnceLock::new(),
-        }
+        let count = if open { 0 } else { Self::candidates(shape).count() };
+        KeyOptions { open, named: (0..count).map(|_| OnceLock::new()).collect(), unnamed_live: OnceLock::new() }
     }
 
-    /// The named keys `decoder`'s text can still become, with their indices in `named`.
-    fn reachable<'a>(&'a self, decoder: &'a StringDecoder) -> impl Iterator<Item = (&'a str, usize)> + 'a {
+    /// The named keys `decoder`'s text can still become, with their indices in `named`: the
+    /// run of the shape's sorted names that starts with the text, found by binary search
+    /// rather than a comparison with every name at every byte.
+    fn reachable<'a>(
+        shape: &'a ObjectShape,
+        decoder: &'a StringDecoder,
+    ) -> impl Iterator<Item = (&'a str, usize)> + 'a {
+        let sorted = shape.sorted_names.get_or_init(|| {
+            let mut sorted: Vec<(Box<str>, u32)> =
+                Self::candidates(shape).enumerate().map(|(i, name)| (name.as_str().into(), i as u32)).collect();
+            sorted.sort_unstable();
+            sorted.into_boxed_slice()
+        });
         let text = decoder.value();
-        let start = self.sorted.partition_point(|(name, _)| &**name < text);
-        self.sorted[start..]
+        let start = sorted.partition_point(|(name, _)| &**name < text);
+        sorted[start..]
             .iter()
             .take_while(move |(name, _)| name.starts_with(text))
             .filter(|(name, _)| decoder.can_end_as(&name[text.len()..]))
@@ -826,7 +840,12 @@ impl ObjectTrack {
     /// Whether every key text that stays a string leads to an allowed key of this track.
     fn takes_any_key(&self, graph: &Graph) -> bool {
         let shape = self.shape(graph);
-        !keys_are_patterns(shape) && key_open(graph, shape, &self.seen, self.pending)
+        // Asked at every trie node of a walk: the key's options hold the answer once it started.
+        !keys_are_patterns(shape)
+            && match &self.key_options {
+                Some(options) => options.open,
+                None => key_open(graph, shape, &self.seen, self.pending),
+            }
     }
 
     fn key_context<'g>(&self, graph: &'g Graph, key_text: StateId) -> Option<(&'g Arc<ByteDfa>, StateId)> {
@@ -970,7 +989,7 @@ fn key_prefix_live(
     if options.open {
         return true;
     }
-    let mut named = options.reachable(decoder);
+    let mut named = KeyOptions::reachable(shape, decoder);
     if named.any(|(name, i)| *options.named[i].get_or_init(|| key_allowed(graph, shape, seen, name, pending))) {
         return true;
     }
@@ -1170,7 +1189,7 @@ impl ObjectValue {
             }
             (InValue, _) => {
                 let mut finished = false;
-                let mut fed = Vec::new();
+                let mut fed = FedValues::new(&self.tracks, |t| t.probe.is_some());
                 self.tracks.retain_mut(|t| {
                     match feed_shared(t.child.as_mut().expect("a member value is open"), graph, b, &mut fed) {
                         Step::Consumed => {
@@ -1627,7 +1646,7 @@ impl ArrayValue {
                     self.item_text.push(b);
                 }
                 let item_text = &self.item_text;
-                let mut fed = Vec::new();
+                let mut fed = FedValues::new(&self.tracks, |t| t.probe.is_some());
                 self.tracks.retain_mut(|t| {
                     match feed_shared(t.child.as_mut().expect("an item is open"), graph, b, &mut fed) {
                         Step::Consumed => {
