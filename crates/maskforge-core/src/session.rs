@@ -1,9 +1,9 @@
 //! Sessions: the position of one sequence over a bound schema.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::automata::{StateId, DEAD};
-use crate::bind::{BoundKind, BoundSchema, MaskCost, MaskRoute};
+use crate::bind::{BoundKind, BoundSchema, CloseMemo, MaskCost, MaskRoute};
 use crate::error::{Error, RejectReason, Result};
 use crate::mask;
 use crate::structured::DocumentMatcher;
@@ -14,11 +14,24 @@ use crate::vocabulary::TokenId;
 /// Rules: a forbidden token is an error and changes nothing; EOS is allowed exactly when the text
 /// so far is a complete accepted instance; after EOS the mask admits only EOS, EOS again is a
 /// no-op (batch padding) and any other token is rejected.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Session {
     bound: Arc<crate::bind::BoundInner>,
     position: Position,
     finished: bool,
+    /// What the masks inside the current string worked out about its closing tokens.
+    closes: Mutex<CloseMemo>,
+}
+
+impl Clone for Session {
+    fn clone(&self) -> Self {
+        Session {
+            bound: Arc::clone(&self.bound),
+            position: self.position.clone(),
+            finished: self.finished,
+            closes: Mutex::new(self.closes.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -33,7 +46,7 @@ impl Session {
             BoundKind::Regular { dfa, .. } => Position::Regular(dfa.start()),
             BoundKind::Structured { program, .. } => Position::Structured(Box::new(program.start())),
         };
-        Session { bound, position, finished: false }
+        Session { bound, position, finished: false, closes: Mutex::default() }
     }
 
     /// Writes the allowed-token mask into `buffer` (at least `mask_word_count()` words; only
@@ -50,7 +63,7 @@ impl Session {
         match &self.position {
             Position::Regular(state) => out.copy_from_slice(self.bound.row(*state)),
             Position::Structured(matcher) => {
-                self.bound.structured_mask(matcher, out);
+                self.bound.structured_mask(matcher, &self.closes, out);
             }
         }
         Ok(())
@@ -68,7 +81,7 @@ impl Session {
             Position::Regular(_) => MaskCost { route: MaskRoute::Row, trie_steps: 0 },
             Position::Structured(matcher) => {
                 let mut scratch = vec![0u32; self.bound.word_count];
-                self.bound.structured_mask(matcher, &mut scratch)
+                self.bound.structured_mask(matcher, &self.closes, &mut scratch)
             }
         }
     }
@@ -111,7 +124,12 @@ impl Session {
         match self.check(token)? {
             Step::Finish => self.finished = true,
             Step::Stay => {}
-            Step::Move(next) => self.position = next,
+            Step::Move(next) => {
+                self.position = next;
+                if let Some(bytes) = self.bound.vocabulary.token_bytes(token) {
+                    self.closes.get_mut().unwrap_or_else(|e| e.into_inner()).advance(bytes);
+                }
+            }
         }
         Ok(())
     }

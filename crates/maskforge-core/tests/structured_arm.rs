@@ -128,7 +128,7 @@ fn vocabulary() -> CompiledVocabulary {
     let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
     for t in [
         "{\"", "\":", "\",", "\"}", "ok", "value", "children", "[{", "}]", "},", "12", "1.", "e-", "00", "true",
-        "null", " {",
+        "null", " {", "x\",", "\\\"\",",
     ] {
         tokens.push(t.as_bytes().to_vec());
     }
@@ -176,6 +176,12 @@ fn structured_masks_equal_reference_masks() {
         (
             r#"{"type": "object", "patternProperties": {"^.+$": {"type": "string"}}, "additionalProperties": false}"#,
             r#"{"ok": "x", "value": "", "\u0000": "z"}"#,
+        ),
+        (
+            // One branch reads any string, the other only "x": which branches a closing token
+            // leaves alive depends on the string's content.
+            r#"{"anyOf": [{"properties": {"ok": {"type": "string"}}, "additionalProperties": false}, {"properties": {"ok": {"enum": ["x"]}, "value": {"type": "null"}}, "additionalProperties": false}]}"#,
+            r#"{"ok": "x", "value": null}"#,
         ),
         (
             // A named key outside the pattern language (`.` stops at line terminators).

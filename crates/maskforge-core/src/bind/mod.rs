@@ -5,6 +5,7 @@
 //! state's row is one pruned walk of that trie. Rows are deduplicated; under the lazy policy a
 //! row is computed on first use behind a per-state once-cell.
 
+mod closing;
 mod rows;
 
 use std::collections::HashMap;
@@ -19,9 +20,12 @@ use crate::numbers::NumberMatcher;
 use crate::options::BindPolicy;
 use crate::session::Session;
 use crate::structured::{feed_number, DocumentMatcher, Step, StructuredProgram};
-use crate::vocabulary::{CompiledVocabulary, TokenId, TokenTrie, Vocabulary};
+use crate::vocabulary::{CompiledVocabulary, TokenTrie, Vocabulary};
 
+pub(crate) use closing::CloseMemo;
 pub(crate) use rows::RowTable;
+
+use closing::{FirstQuoteCloses, QuoteTails};
 
 /// How a session's mask is produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +109,7 @@ struct PartitionUse {
 #[derive(Debug, Default)]
 pub(crate) struct SharedStringRows {
     trie: OnceLock<Arc<TokenTrie>>,
+    tails: OnceLock<QuoteTails>,
     splits: Mutex<HashMap<StateId, Arc<StringSplit>>>,
 }
 
@@ -114,6 +119,10 @@ pub(crate) struct StringSplit {
     inside: Vec<u32>,
     /// Tokens that close the string, possibly continuing after it, as a byte trie.
     closing: TokenTrie,
+    /// The closing tokens that close it at their first quote, by the state the quote leads to.
+    first_quote: Vec<FirstQuoteCloses>,
+    /// The other closing tokens (an escaped quote comes first), as a byte trie.
+    late: TokenTrie,
 }
 
 impl BoundSchema {
@@ -292,7 +301,12 @@ impl BoundInner {
 
     /// Writes the mask of a structured position; says which route it took and how many
     /// token-trie nodes the matcher was stepped through (a counter, not a timing).
-    pub(crate) fn structured_mask(&self, matcher: &DocumentMatcher, out: &mut [u32]) -> MaskCost {
+    pub(crate) fn structured_mask(
+        &self,
+        matcher: &DocumentMatcher,
+        closes: &Mutex<CloseMemo>,
+        out: &mut [u32],
+    ) -> MaskCost {
         let BoundKind::Structured { program, trie, strings } = &self.kind else {
             unreachable!("structured masks exist for structured schemas only")
         };
@@ -303,6 +317,19 @@ impl BoundInner {
                 // Inside strings: each track's automaton decides the tokens that stay inside
                 // (their union is admitted); the tokens that close a string are walked from it.
                 out.fill(0);
+                if let ([(string, state)], true) = (&contexts[..], matcher.closing_forgets_content(graph)) {
+                    let split = self.string_split(strings, string, *state);
+                    for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
+                        *word |= inside;
+                    }
+                    let mut closes = closes.lock().unwrap_or_else(|e| e.into_inner());
+                    closes.enter(string, *state);
+                    trie_steps += self.close_forgetting(matcher, &split, string, *state, &mut closes, out);
+                    if matcher.is_accepting(graph) {
+                        self.set_eos(out);
+                    }
+                    return MaskCost { route: MaskRoute::StringRows, trie_steps };
+                }
                 for &(string, state) in &contexts {
                     let split = self.string_split(strings, string, state);
                     for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
@@ -317,15 +344,11 @@ impl BoundInner {
                         len: 0,
                         bytes: [0; IN_STRING_BYTES],
                     };
-                    // When the content is forgotten at the close (one track, whose automaton
-                    // alone read it), one replay per closing state serves every token.
-                    let mut replays: HashMap<StateId, Option<DocumentMatcher>> = HashMap::new();
-                    let mut memo = (contexts.len() == 1 && matcher.string_content_forgotten()).then_some(&mut replays);
                     split.closing.walk(
                         start,
                         |walk, byte| {
                             trie_steps += 1;
-                            walk.step_memo(graph, strings.longest_token, byte, memo.as_deref_mut())
+                            walk.step(graph, strings.longest_token, byte)
                         },
                         |_, ids| {
                             for &id in ids {
@@ -360,6 +383,66 @@ impl BoundInner {
             self.set_eos(out);
         }
         MaskCost { route, trie_steps }
+    }
+
+    /// The closing tokens of a string whose content the matcher forgets at its close (see
+    /// [`closing`]): those that close at their first quote take the memo's answer for the state
+    /// the quote leads to, the others are walked. Returns the trie nodes stepped.
+    fn close_forgetting(
+        &self,
+        matcher: &DocumentMatcher,
+        split: &StringSplit,
+        string: &Arc<ByteDfa>,
+        state: StateId,
+        closes: &mut CloseMemo,
+        out: &mut [u32],
+    ) -> usize {
+        let BoundKind::Structured { program, strings, .. } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        let graph = &program.graph;
+        let slack = strings.longest_token;
+        let tails = strings.shared.tails.get_or_init(|| QuoteTails::new(&self.vocabulary));
+        let mut steps = 0;
+        for close in &split.first_quote {
+            let admitted = closes.admitted(close.state, || {
+                let mut after = matcher.clone();
+                after
+                    .feed_all(graph, &close.text)
+                    .then(|| tails.admitted(graph, slack, after, self.word_count, &mut steps))
+            });
+            if let Some(admitted) = admitted {
+                for &id in &close.tokens {
+                    if mask::get_bit(&admitted, id) {
+                        mask::set_bit(out, id);
+                    }
+                }
+            }
+        }
+        if split.late.node_count() > 1 {
+            // One replay per closing state serves every token, the content being forgotten.
+            let mut replays: HashMap<StateId, Option<DocumentMatcher>> = HashMap::new();
+            let start = WalkState::InString {
+                entry: Arc::new(matcher.clone()),
+                string: Arc::clone(string),
+                state,
+                len: 0,
+                bytes: [0; IN_STRING_BYTES],
+            };
+            split.late.walk(
+                start,
+                |walk, byte| {
+                    steps += 1;
+                    walk.step_memo(graph, slack, byte, &mut replays)
+                },
+                |_, ids| {
+                    for &id in ids {
+                        mask::set_bit(out, id);
+                    }
+                },
+            );
+        }
+        steps
     }
 
     fn string_split(&self, rows: &StringRows, string: &Arc<ByteDfa>, state: StateId) -> Arc<StringSplit> {
@@ -400,33 +483,47 @@ impl BoundInner {
     ) -> StringSplit {
         let mut inside = vec![0u32; self.word_count];
         let mut closing = Vec::new();
-        // The walk state carries whether the string closed on the way: past that point every
-        // token is a closing one, whatever its remaining symbols.
+        let mut first_quote: Vec<FirstQuoteCloses> = Vec::new();
+        let mut late = Vec::new();
+        // The walk state: the automaton state, the symbols read, and once the string closed on
+        // the way, how many symbols that took and the state it closed into. Past the close
+        // every token is a closing one, whatever its remaining symbols.
         trie.walk(
-            (state, false),
-            |(s, closed), symbol| {
-                if closed {
-                    return Some((s, true));
+            (state, 0u32, None),
+            |(s, depth, close), symbol| {
+                if close.is_some() {
+                    return Some((s, depth + 1, close));
                 }
                 let to = next(s, symbol);
-                (to != DEAD).then(|| (to, string.is_accepting(to)))
+                (to != DEAD).then(|| (to, depth + 1, string.is_accepting(to).then_some((depth + 1, to))))
             },
-            |&(_, closed), ids| {
-                if closed {
-                    closing.extend_from_slice(ids);
-                } else {
+            |&(_, _, close), ids| {
+                let Some((length, closed)) = close else {
                     for &id in ids {
                         mask::set_bit(&mut inside, id);
+                    }
+                    return;
+                };
+                for &id in ids {
+                    let bytes = self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
+                    closing.push((bytes.to_vec(), id));
+                    let quote = bytes.iter().position(|&b| b == b'"');
+                    if quote != Some(length as usize - 1) {
+                        late.push((bytes.to_vec(), id));
+                        continue;
+                    }
+                    match first_quote.iter_mut().find(|c| c.state == closed) {
+                        Some(c) => c.tokens.push(id),
+                        None => first_quote.push(FirstQuoteCloses {
+                            state: closed,
+                            text: bytes[..length as usize].to_vec(),
+                            tokens: vec![id],
+                        }),
                     }
                 }
             },
         );
-        let closing = TokenTrie::build(
-            closing
-                .into_iter()
-                .map(|id: TokenId| (self.vocabulary.token_bytes(id).expect("trie tokens have bytes").to_vec(), id)),
-        );
-        StringSplit { inside, closing }
+        StringSplit { inside, closing: TokenTrie::build(closing), first_quote, late: TokenTrie::build(late) }
     }
 
     /// The class trie of a string automaton's byte partition, once it pays: when a cache holds
@@ -495,9 +592,9 @@ impl WalkState {
         graph: &crate::structured::Graph,
         slack: u64,
         byte: u8,
-        replays: Option<&mut HashMap<StateId, Option<DocumentMatcher>>>,
+        replays: &mut HashMap<StateId, Option<DocumentMatcher>>,
     ) -> Option<WalkState> {
-        let (Some(replays), WalkState::InString { string, state, .. }) = (replays, &self) else {
+        let WalkState::InString { string, state, .. } = &self else {
             return self.step(graph, slack, byte);
         };
         let next = string.next(*state, byte);

@@ -1804,6 +1804,13 @@ impl DocumentMatcher {
         !self.trailing && self.started && self.value.string_content_forgotten()
     }
 
+    /// Whether the matcher after the quote that closes the string it is inside depends only on
+    /// the automaton state the quote leads to: every track reads the string on one automaton,
+    /// in one state, and forgets its content at the close.
+    pub(crate) fn closing_forgets_content(&self, graph: &Graph) -> bool {
+        self.string_content_forgotten() && self.value.string_context(graph, 0).is_some()
+    }
+
     /// See [`Value::string_context`].
     pub(crate) fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
         if self.trailing || !self.started {
