@@ -178,6 +178,11 @@ fn structured_masks_equal_reference_masks() {
             r#"{"ok": "x", "value": "", "\u0000": "z"}"#,
         ),
         (
+            // At the nesting limit, tokens opening two containers (`[{`) go one level too deep.
+            "{}",
+            &*Box::leak(format!("{}{}", "[".repeat(512), "]".repeat(512)).into_boxed_str()),
+        ),
+        (
             // One branch reads any string, the other only "x": which branches a closing token
             // leaves alive depends on the string's content.
             r#"{"anyOf": [{"properties": {"ok": {"type": "string"}}, "additionalProperties": false}, {"properties": {"ok": {"enum": ["x"]}, "value": {"type": "null"}}, "additionalProperties": false}]}"#,

@@ -19,7 +19,7 @@ use crate::mask;
 use crate::numbers::NumberMatcher;
 use crate::options::BindPolicy;
 use crate::session::Session;
-use crate::structured::{feed_number, DocumentMatcher, Step, StructuredProgram};
+use crate::structured::{feed_number, DocumentMatcher, InnerContainer, Step, StructuredProgram};
 use crate::vocabulary::{CompiledVocabulary, TokenTrie, Vocabulary};
 
 pub(crate) use closing::CloseMemo;
@@ -421,7 +421,7 @@ impl BoundInner {
         }
         if split.late.node_count() > 1 {
             // One replay per closing state serves every token, the content being forgotten.
-            let mut replays: HashMap<StateId, Option<DocumentMatcher>> = HashMap::new();
+            let mut replays: HashMap<StateId, Option<WalkState>> = HashMap::new();
             let start = WalkState::InString {
                 entry: Arc::new(matcher.clone()),
                 string: Arc::clone(string),
@@ -582,17 +582,25 @@ enum WalkState {
         len: u8,
         bytes: [u8; IN_STRING_BYTES],
     },
+    /// Between values or inside keys: the innermost open container, read apart from the
+    /// containers above it, which only hand it bytes.
+    InContainer {
+        entry: Arc<DocumentMatcher>,
+        inner: InnerContainer,
+        len: u8,
+        bytes: [u8; IN_STRING_BYTES],
+    },
 }
 
 impl WalkState {
-    /// [`WalkState::step`], reusing the matcher after a string closes in a given automaton
+    /// [`WalkState::step`], reusing the walk state after a string closes in a given automaton
     /// state when the string's content does not matter past its close.
     fn step_memo(
         self,
         graph: &crate::structured::Graph,
         slack: u64,
         byte: u8,
-        replays: &mut HashMap<StateId, Option<DocumentMatcher>>,
+        replays: &mut HashMap<StateId, Option<WalkState>>,
     ) -> Option<WalkState> {
         let WalkState::InString { string, state, .. } = &self else {
             return self.step(graph, slack, byte);
@@ -602,15 +610,10 @@ impl WalkState {
             return self.step(graph, slack, byte);
         }
         if let Some(done) = replays.get(&next) {
-            return done.clone().map(|m| WalkState::enter(graph, slack, m));
+            return done.clone();
         }
         let closed = self.step(graph, slack, byte);
-        let matcher = match &closed {
-            Some(WalkState::Full(m)) => Some(m.clone()),
-            Some(WalkState::InString { .. } | WalkState::InNumber { .. }) => return closed,
-            None => None,
-        };
-        replays.insert(next, matcher);
+        replays.insert(next, closed.clone());
         closed
     }
 
@@ -644,6 +647,39 @@ impl WalkState {
                 }
                 replay(graph, slack, &entry, &bytes[..len as usize], byte)
             }
+            WalkState::InContainer { entry, mut inner, len, mut bytes } => {
+                if (len as usize) < IN_STRING_BYTES {
+                    match inner.feed(graph, byte) {
+                        Step::Consumed => {
+                            bytes[len as usize] = byte;
+                            return Some(WalkState::within(graph, slack, entry, inner, len + 1, bytes));
+                        }
+                        Step::Rejected => return None,
+                        // The container closed before: the document decides.
+                        Step::NotMine => {}
+                    }
+                }
+                replay(graph, slack, &entry, &bytes[..len as usize], byte)
+            }
+        }
+    }
+
+    /// The walk state inside `inner`, the innermost container of `entry` after `bytes`: inside
+    /// a string or a number of it, their automata alone, as [`WalkState::enter`] has them.
+    fn within(
+        graph: &crate::structured::Graph,
+        slack: u64,
+        entry: Arc<DocumentMatcher>,
+        inner: InnerContainer,
+        len: u8,
+        bytes: [u8; IN_STRING_BYTES],
+    ) -> WalkState {
+        if let Some((string, state)) = inner.string_context(graph, slack) {
+            return WalkState::InString { entry, string: Arc::clone(string), state, len, bytes };
+        }
+        match inner.number_contexts() {
+            Some(number) => WalkState::InNumber { entry, number, len, bytes },
+            None => WalkState::InContainer { entry, inner, len, bytes },
         }
     }
 
@@ -662,7 +698,12 @@ impl WalkState {
             Some(number) => {
                 WalkState::InNumber { entry: Arc::new(matcher), number, len: 0, bytes: [0; IN_STRING_BYTES] }
             }
-            None => WalkState::Full(matcher),
+            None => match matcher.inner_container() {
+                Some(inner) => {
+                    WalkState::InContainer { entry: Arc::new(matcher), inner, len: 0, bytes: [0; IN_STRING_BYTES] }
+                }
+                None => WalkState::Full(matcher),
+            },
         }
     }
 }

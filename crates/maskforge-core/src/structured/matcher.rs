@@ -1702,6 +1702,54 @@ pub(crate) struct DocumentMatcher {
     nesting: Nesting,
 }
 
+/// The innermost open container of a document, read apart from the containers above it (see
+/// [`DocumentMatcher::inner_container`]), with the document's whitespace and nesting counts.
+#[derive(Debug, Clone)]
+pub(crate) struct InnerContainer {
+    value: Value,
+    whitespace_run: u32,
+    max_whitespace: Option<u32>,
+    nesting: Nesting,
+}
+
+impl InnerContainer {
+    /// Feeds one byte as [`DocumentMatcher::feed`] would inside the container: `NotMine` once
+    /// the container is closed and the byte belongs to the document around it.
+    pub(crate) fn feed(&mut self, graph: &Graph, b: u8) -> Step {
+        if let Some(max) = self.max_whitespace {
+            if is_ws(b) && !self.value.in_string(graph) {
+                if self.whitespace_run >= max {
+                    return Step::Rejected;
+                }
+                self.whitespace_run += 1;
+            } else {
+                self.whitespace_run = 0;
+            }
+        }
+        match self.value.feed(graph, b) {
+            Step::Consumed if !self.nesting.feed(b) => Step::Rejected,
+            step => step,
+        }
+    }
+
+    /// See [`DocumentMatcher::string_context`].
+    pub(crate) fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
+        if !self.value.in_string(graph) {
+            return None;
+        }
+        if let Some(state) = self.value.open_string_track(graph) {
+            return Some((&graph.any_string, state));
+        }
+        self.value.string_context(graph, slack)
+    }
+
+    /// See [`DocumentMatcher::number_contexts`].
+    pub(crate) fn number_contexts(&self) -> Option<Vec<NumberMatcher>> {
+        let mut numbers = Vec::new();
+        self.value.number_contexts(&mut numbers).then_some(numbers)
+    }
+}
+
 /// Most arrays and objects an instance nests in one another. The matcher's state is a tree as
 /// deep as the text's nesting and is fed, copied and dropped recursively: the bound keeps the
 /// stack within what any thread has (about 1 KiB a level), whatever a model emits.
@@ -1809,6 +1857,51 @@ impl DocumentMatcher {
     /// in one state, and forgets its content at the close.
     pub(crate) fn closing_forgets_content(&self, graph: &Graph) -> bool {
         self.string_content_forgotten() && self.value.string_context(graph, 0).is_some()
+    }
+
+    /// The innermost open container, detached with the document's byte bookkeeping, when every
+    /// container above it only hands bytes on to it: each has one child, shared by all its
+    /// tracks, and keeps no item text (`uniqueItems`). While it consumes a byte, so does the
+    /// document; a byte it refuses, the document refuses; a byte that is not its own, the
+    /// document decides. Stepping it alone spares copying the containers above at every node
+    /// of a mask's walk.
+    pub(crate) fn inner_container(&self) -> Option<InnerContainer> {
+        if self.trailing || !self.started {
+            return None;
+        }
+        let mut inner = None;
+        let mut value = &self.value;
+        loop {
+            let children: Vec<Option<&Arc<Value>>> = match value {
+                Value::Object(o) if o.phase != ObjectPhase::Closed => {
+                    inner = Some(value);
+                    if o.phase != ObjectPhase::InValue {
+                        break;
+                    }
+                    o.tracks.iter().map(|t| t.child.as_ref()).collect()
+                }
+                Value::Array(a) if a.phase != ArrayPhase::Closed => {
+                    inner = Some(value);
+                    if a.phase != ArrayPhase::InItem || a.keeps_text || a.tracks.iter().any(|t| t.seen.is_some()) {
+                        break;
+                    }
+                    a.tracks.iter().map(|t| t.child.as_ref()).collect()
+                }
+                _ => break,
+            };
+            match children.split_first() {
+                Some((Some(first), rest)) if rest.iter().all(|c| c.is_some_and(|c| Arc::ptr_eq(c, first))) => {
+                    value = first;
+                }
+                _ => break,
+            }
+        }
+        inner.map(|value| InnerContainer {
+            value: value.clone(),
+            whitespace_run: self.whitespace_run,
+            max_whitespace: self.max_whitespace,
+            nesting: self.nesting,
+        })
     }
 
     /// See [`Value::string_context`].
