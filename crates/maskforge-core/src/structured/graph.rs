@@ -173,9 +173,40 @@ impl KeyWitness {
     }
 }
 
+/// The keys of an object so far: those read, and possibly one more about to be added (asked
+/// without copying the others).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SeenKeys<'a> {
+    read: &'a [String],
+    added: Option<&'a str>,
+}
+
+impl<'a> SeenKeys<'a> {
+    pub(crate) fn new(read: &'a [String]) -> Self {
+        SeenKeys { read, added: None }
+    }
+
+    /// `read`, then `added`.
+    pub(crate) fn with(read: &'a [String], added: &'a str) -> Self {
+        SeenKeys { read, added: Some(added) }
+    }
+
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.added == Some(key) || self.read.iter().any(|k| k == key)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.read.len() + usize::from(self.added.is_some())
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &'a str> + 'a {
+        self.read.iter().map(String::as_str).chain(self.added)
+    }
+}
+
 /// Whether an object with keys `seen`, `extra` further keys not named by the shape about to be
 /// added, can still gain the member its witness asks for (true without one).
-pub(crate) fn witness_reachable(shape: &ObjectShape, sat: &[bool], seen: &[String], extra: u64) -> bool {
+pub(crate) fn witness_reachable(shape: &ObjectShape, sat: &[bool], seen: SeenKeys, extra: u64) -> bool {
     let Some(witness) = shape.witnesses.first() else { return true };
     let missing: Vec<&String> = shape.required.iter().filter(|k| !seen.contains(k)).collect();
     // A required key still missing comes anyway; any other needs room for one more key.
@@ -2051,7 +2082,7 @@ fn array_infinite(shape: &ArrayShape, sat: &[bool], infinite: &[bool]) -> bool {
 fn object_infinite(shape: &ObjectShape, sat: &[bool], infinite: &[bool]) -> bool {
     let required = shape.required.len() as u64;
     let room = shape.max.is_none_or(|max| required < max);
-    let unnamed = addable_optional_keys(shape, sat, &[], &|_| true) == u64::MAX;
+    let unnamed = addable_optional_keys(shape, sat, SeenKeys::new(&[]), &|_| true) == u64::MAX;
     let member = |key: &String, optional: bool| {
         let node = shape.value_schema(key);
         sat[node as usize] && infinite[node as usize] && (!optional || room)
@@ -2240,10 +2271,10 @@ fn open_within_strings(text: &ByteDfa) -> Vec<bool> {
 pub(crate) fn addable_optional_keys(
     shape: &ObjectShape,
     sat: &[bool],
-    seen: &[String],
+    seen: SeenKeys,
     named_open: &dyn Fn(&str) -> bool,
 ) -> u64 {
-    let is_seen = |k: &str| seen.iter().any(|s| s == k) || !named_open(k);
+    let is_seen = |k: &str| seen.contains(k) || !named_open(k);
     let unnamed = match &shape.keys {
         None if sat[shape.other as usize] => return u64::MAX,
         None => 0,
@@ -2271,6 +2302,6 @@ fn object_has_witness(shape: &ObjectShape, sat: &[bool]) -> bool {
     required_ok
         && needed <= max
         && shape.min <= max
-        && addable_optional_keys(shape, sat, &[], &|_| true) >= extra_needed
-        && witness_reachable(shape, sat, &[], 0)
+        && addable_optional_keys(shape, sat, SeenKeys::new(&[]), &|_| true) >= extra_needed
+        && witness_reachable(shape, sat, SeenKeys::new(&[]), 0)
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::graph::{
     addable_optional_keys, contains_reachable, reachable_items, witness_reachable, ArrayShape, Graph, NodeId,
-    ObjectShape,
+    ObjectShape, SeenKeys,
 };
 use super::hostname::HostnameReader;
 use super::pattern_syntax::PatternSyntax;
@@ -404,7 +404,7 @@ impl Value {
                     .objects
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| object_live(graph, s, &[], 0, !s.witnesses.is_empty()))
+                    .filter(|(_, s)| object_live(graph, s, SeenKeys::new(&[]), 0, !s.witnesses.is_empty()))
                     .map(|(i, s)| ObjectTrack {
                         node,
                         shape: i as u32,
@@ -796,7 +796,8 @@ impl ObjectTrack {
                 // Or it takes one slot and another stays open beside it, whichever key it
                 // becomes (in declared order it could close the others: not counted).
                 let room = shape.max.is_none_or(|max| {
-                    (self.seen.len() as u64).saturating_add(missing_required(shape, &self.seen).count() as u64 + 2)
+                    (self.seen.len() as u64)
+                        .saturating_add(missing_required(shape, SeenKeys::new(&self.seen)).count() as u64 + 2)
                         <= max
                 });
                 let unnamed = unnamed_keys_unbounded(graph, shape, &self.seen);
@@ -864,7 +865,7 @@ impl ObjectTrack {
     }
 }
 
-fn missing_required<'a>(shape: &'a ObjectShape, seen: &'a [String]) -> impl Iterator<Item = &'a String> + 'a {
+fn missing_required<'a>(shape: &'a ObjectShape, seen: SeenKeys<'a>) -> impl Iterator<Item = &'a String> + 'a {
     shape.required.iter().filter(move |k| !seen.contains(k))
 }
 
@@ -876,7 +877,7 @@ struct OrderGate {
 }
 
 impl OrderGate {
-    fn new(graph: &Graph, shape: &ObjectShape, seen: &[String], undeclared: bool) -> OrderGate {
+    fn new(graph: &Graph, shape: &ObjectShape, seen: SeenKeys, undeclared: bool) -> OrderGate {
         if !graph.ordered {
             return OrderGate { last: None, undeclared: false };
         }
@@ -898,7 +899,7 @@ impl OrderGate {
 /// Whether an object with keys `seen`, plus `unnamed` further keys not named by the shape whose
 /// schemas are satisfiable, can still be completed (`pending`: with its witness member still
 /// to come).
-fn object_live(graph: &Graph, shape: &ObjectShape, seen: &[String], unnamed: u64, pending: bool) -> bool {
+fn object_live(graph: &Graph, shape: &ObjectShape, seen: SeenKeys, unnamed: u64, pending: bool) -> bool {
     if pending && !witness_reachable(shape, &graph.satisfiable, seen, unnamed) {
         return false;
     }
@@ -925,16 +926,15 @@ fn key_use(graph: &Graph, shape: &ObjectShape, seen: &[String], key: &str, pendi
     if seen.iter().any(|s| s == key) || !graph.is_satisfiable(shape.value_schema(key)) {
         return None;
     }
-    if graph.ordered && !OrderGate::new(graph, shape, seen, false).admits(shape, key) {
+    if graph.ordered && !OrderGate::new(graph, shape, SeenKeys::new(seen), false).admits(shape, key) {
         return None;
     }
-    let mut with_key = seen.to_vec();
-    with_key.push(key.to_string());
-    if object_live(graph, shape, &with_key, 0, pending) {
+    let with_key = SeenKeys::with(seen, key);
+    if object_live(graph, shape, with_key, 0, pending) {
         return Some(false);
     }
     let serving = shape.witnesses.first().filter(|_| pending).and_then(|w| w.serving(key))?;
-    (graph.is_satisfiable(serving) && object_live(graph, shape, &with_key, 0, false)).then_some(true)
+    (graph.is_satisfiable(serving) && object_live(graph, shape, with_key, 0, false)).then_some(true)
 }
 
 /// Whether `key` (complete) may be added to an object with keys `seen`.
@@ -952,7 +952,7 @@ fn key_open(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) 
     // A new key may serve as the pending witness, or leave room for one later.
     let witness_ok = !pending
         || shape.witnesses.first().is_some_and(|w| graph.is_satisfiable(w.fresh))
-        || witness_reachable(shape, &graph.satisfiable, seen, 1);
+        || witness_reachable(shape, &graph.satisfiable, SeenKeys::new(seen), 1);
     open && witness_ok && room_for_unnamed_key(graph, shape, seen, pending && !witness_ok)
 }
 
@@ -961,7 +961,7 @@ fn key_open(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) 
 fn unnamed_keys_unbounded(graph: &Graph, shape: &ObjectShape, seen: &[String]) -> bool {
     key_open(graph, shape, seen, false)
         || (shape.keys.is_some()
-            && addable_optional_keys(shape, &graph.satisfiable, seen, &|_| true) == u64::MAX
+            && addable_optional_keys(shape, &graph.satisfiable, SeenKeys::new(seen), &|_| true) == u64::MAX
             && room_for_unnamed_key(graph, shape, seen, false))
 }
 
@@ -970,9 +970,9 @@ fn unnamed_keys_unbounded(graph: &Graph, shape: &ObjectShape, seen: &[String]) -
 /// (an undeclared key closes the declared ones).
 fn room_for_unnamed_key(graph: &Graph, shape: &ObjectShape, seen: &[String], pending: bool) -> bool {
     let max = shape.max.unwrap_or(u64::MAX);
-    let missing = missing_required(shape, seen).count() as u64;
+    let missing = missing_required(shape, SeenKeys::new(seen)).count() as u64;
     let only_required = (seen.len() as u64).saturating_add(missing) + 1 > max;
-    !only_required && (!graph.ordered || object_live(graph, shape, seen, 1, pending))
+    !only_required && (!graph.ordered || object_live(graph, shape, SeenKeys::new(seen), 1, pending))
 }
 
 /// Whether a key whose text so far is `decoder` (and `allowed` on the shape's automaton of
@@ -996,7 +996,7 @@ fn key_prefix_live(
     let Some(keys) = &shape.keys else { return false };
     let Some(text) = &keys.allowed_text else { return false };
     allowed != DEAD
-        && *options.unnamed_live.get_or_init(|| object_live(graph, shape, seen, 1, pending))
+        && *options.unnamed_live.get_or_init(|| object_live(graph, shape, SeenKeys::new(seen), 1, pending))
         && (keys.unbounded_from[allowed as usize] || unseen_key_completes(text, allowed, decoder, seen))
 }
 
@@ -1121,7 +1121,9 @@ impl ObjectValue {
             (AfterOpen, b'}') | (AfterValue, b'}') => {
                 self.tracks.retain(|t| {
                     let shape = t.shape(graph);
-                    !t.pending && missing_required(shape, &t.seen).next().is_none() && t.seen.len() as u64 >= shape.min
+                    !t.pending
+                        && missing_required(shape, SeenKeys::new(&t.seen)).next().is_none()
+                        && t.seen.len() as u64 >= shape.min
                 });
                 self.phase = Closed;
             }
