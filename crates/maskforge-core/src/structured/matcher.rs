@@ -1866,7 +1866,7 @@ impl DocumentMatcher {
     /// tracks, and keeps no item text (`uniqueItems`). While it consumes a byte, so does the
     /// document; a byte it refuses, the document refuses; a byte that is not its own, the
     /// document decides. Stepping it alone spares copying the containers above at every node
-    /// of a mask's walk.
+    /// of a mask's walk; `None` for the outermost container, which has none above it.
     pub(crate) fn inner_container(&self) -> Option<InnerContainer> {
         if self.trailing || !self.started {
             return None;
@@ -1898,7 +1898,7 @@ impl DocumentMatcher {
                 _ => break,
             }
         }
-        inner.map(|value| InnerContainer {
+        inner.filter(|value| !std::ptr::eq(*value, &self.value)).map(|value| InnerContainer {
             value: value.clone(),
             whitespace_run: self.whitespace_run,
             max_whitespace: self.max_whitespace,
