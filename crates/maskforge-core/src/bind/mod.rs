@@ -337,13 +337,7 @@ impl BoundInner {
                     }
                     // The closing tokens, walked as a trie from inside the string: tokens that
                     // share the bytes up to the quote replay them on the matcher once.
-                    let start = WalkState::InString {
-                        entry: Arc::new(matcher.clone()),
-                        string: Arc::clone(string),
-                        state,
-                        len: 0,
-                        bytes: [0; IN_STRING_BYTES],
-                    };
+                    let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
                     split.closing.walk(
                         start,
                         |walk, byte| {
@@ -422,13 +416,7 @@ impl BoundInner {
         if split.late.node_count() > 1 {
             // One replay per closing state serves every token, the content being forgotten.
             let mut replays: HashMap<StateId, Option<WalkState>> = HashMap::new();
-            let start = WalkState::InString {
-                entry: Arc::new(matcher.clone()),
-                string: Arc::clone(string),
-                state,
-                len: 0,
-                bytes: [0; IN_STRING_BYTES],
-            };
+            let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
             split.late.walk(
                 start,
                 |walk, byte| {
@@ -697,16 +685,15 @@ impl WalkState {
         }
     }
 
+    /// Inside `string` at `state`, entered from `entry`, no byte read since.
+    fn in_string(entry: Arc<DocumentMatcher>, string: Arc<ByteDfa>, state: StateId) -> WalkState {
+        WalkState::InString { entry, string, state, len: 0, bytes: [0; IN_STRING_BYTES] }
+    }
+
     fn enter(graph: &crate::structured::Graph, slack: u64, matcher: DocumentMatcher) -> WalkState {
         if let Some((string, state)) = matcher.string_context(graph, slack) {
             let string = Arc::clone(string);
-            return WalkState::InString {
-                entry: Arc::new(matcher),
-                string,
-                state,
-                len: 0,
-                bytes: [0; IN_STRING_BYTES],
-            };
+            return WalkState::in_string(Arc::new(matcher), string, state);
         }
         match matcher.number_contexts() {
             Some(number) => {
