@@ -317,6 +317,7 @@ impl BoundInner {
                 // Inside strings: each track's automaton decides the tokens that stay inside
                 // (their union is admitted); the tokens that close a string are walked from it.
                 out.fill(0);
+                // A value string every track reads alike: see `closing`.
                 if let ([(string, state)], true) = (&contexts[..], matcher.closing_forgets_content(graph)) {
                     let split = self.string_split(strings, string, *state);
                     for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
@@ -325,31 +326,28 @@ impl BoundInner {
                     let mut closes = closes.lock().unwrap_or_else(|e| e.into_inner());
                     closes.enter(string, *state);
                     trie_steps += self.close_forgetting(matcher, &split, string, *state, &mut closes, out);
-                    if matcher.is_accepting(graph) {
-                        self.set_eos(out);
+                } else {
+                    for &(string, state) in &contexts {
+                        let split = self.string_split(strings, string, state);
+                        for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
+                            *word |= inside;
+                        }
+                        // The closing tokens, walked as a trie from inside the string: tokens that
+                        // share the bytes up to the quote replay them on the matcher once.
+                        let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
+                        split.closing.walk(
+                            start,
+                            |walk, byte| {
+                                trie_steps += 1;
+                                walk.step(graph, strings.longest_token, byte)
+                            },
+                            |_, ids| {
+                                for &id in ids {
+                                    mask::set_bit(out, id);
+                                }
+                            },
+                        );
                     }
-                    return MaskCost { route: MaskRoute::StringRows, trie_steps };
-                }
-                for &(string, state) in &contexts {
-                    let split = self.string_split(strings, string, state);
-                    for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
-                        *word |= inside;
-                    }
-                    // The closing tokens, walked as a trie from inside the string: tokens that
-                    // share the bytes up to the quote replay them on the matcher once.
-                    let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
-                    split.closing.walk(
-                        start,
-                        |walk, byte| {
-                            trie_steps += 1;
-                            walk.step(graph, strings.longest_token, byte)
-                        },
-                        |_, ids| {
-                            for &id in ids {
-                                mask::set_bit(out, id);
-                            }
-                        },
-                    );
                 }
                 MaskRoute::StringRows
             }
