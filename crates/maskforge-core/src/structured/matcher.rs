@@ -219,6 +219,16 @@ impl Value {
         }
     }
 
+    /// The string automaton and state a mask's walk may carry alone inside this value: the
+    /// unconstrained string when a track reads one (it decides the tokens that stay inside),
+    /// else the one string every track reads alike.
+    fn walk_string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
+        if let Some(state) = self.open_string_track(graph) {
+            return Some((&graph.any_string, state));
+        }
+        self.string_context(graph, slack)
+    }
+
     /// The one open string this value is inside, when every track reads the same (see
     /// [`Value::string_contexts`]).
     fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
@@ -1739,10 +1749,7 @@ impl InnerContainer {
         if !self.value.in_string(graph) {
             return None;
         }
-        if let Some(state) = self.value.open_string_track(graph) {
-            return Some((&graph.any_string, state));
-        }
-        self.value.string_context(graph, slack)
+        self.value.walk_string_context(graph, slack)
     }
 
     /// See [`DocumentMatcher::number_contexts`].
@@ -1911,10 +1918,7 @@ impl DocumentMatcher {
         if self.trailing || !self.started {
             return None;
         }
-        if let Some(state) = self.value.open_string_track(graph) {
-            return Some((&graph.any_string, state));
-        }
-        self.value.string_context(graph, slack)
+        self.value.walk_string_context(graph, slack)
     }
 
     /// See [`Value::number_contexts`]: `None` unless every track is inside a number.
