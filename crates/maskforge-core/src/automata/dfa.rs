@@ -117,6 +117,84 @@ impl ByteDfa {
         Ok(raw.finish())
     }
 
+    /// The automaton of a graph that is deterministic already: node `i` moves by its disjoint
+    /// byte ranges ([`NO_NODE`] for nowhere), `start` is the initial node. Trimmed and minimised,
+    /// with no subset construction. Fails when the graph has more than `max_states` nodes.
+    pub(crate) fn from_deterministic(
+        nodes: &[EdgeNode],
+        start: u32,
+        max_states: usize,
+    ) -> Result<ByteDfa, TooManyStates> {
+        Ok(ByteDfa::raw_from_deterministic(nodes, start, max_states)?.map_or_else(ByteDfa::empty, RawDfa::finish))
+    }
+
+    /// [`ByteDfa::from_deterministic`] for a graph known to be minimal already: every node
+    /// reachable from `start` and able to reach acceptance, no two nodes equivalent. Only
+    /// renumbers, so that equal languages still give equal tables.
+    pub(crate) fn from_minimal_deterministic(
+        nodes: &[EdgeNode],
+        start: u32,
+        max_states: usize,
+    ) -> Result<ByteDfa, TooManyStates> {
+        let Some(raw) = ByteDfa::raw_from_deterministic(nodes, start, max_states)? else {
+            return Ok(ByteDfa::empty());
+        };
+        // Node i is state i + 1 and its own block; state 0 is the dead block.
+        let count = raw.accepting.len();
+        let blocks = Blocks { block: (0..count as u32).collect(), count };
+        Ok(renumber(&raw, &blocks))
+    }
+
+    /// The table of [`ByteDfa::from_deterministic`], before minimisation; `None` when there is
+    /// no start node.
+    fn raw_from_deterministic(
+        nodes: &[EdgeNode],
+        start: u32,
+        max_states: usize,
+    ) -> Result<Option<RawDfa>, TooManyStates> {
+        if nodes.len() > max_states {
+            return Err(TooManyStates { limit: max_states });
+        }
+        if start == NO_NODE {
+            return Ok(None);
+        }
+        // One column per maximal byte range that no edge boundary cuts.
+        let mut cut = [false; 257];
+        for node in nodes {
+            for &(lo, hi, _) in &node.edges {
+                cut[lo as usize] = true;
+                cut[hi as usize + 1] = true;
+            }
+        }
+        let mut column_of = [0u8; 256];
+        let mut column = 0u8;
+        for (b, slot) in column_of.iter_mut().enumerate() {
+            if b > 0 && cut[b] {
+                column += 1;
+            }
+            *slot = column;
+        }
+        let columns = column as usize + 1;
+        let mut transitions = vec![DEAD; (nodes.len() + 1) * columns];
+        let mut accepting = Vec::with_capacity(nodes.len() + 1);
+        accepting.push(false);
+        for (i, node) in nodes.iter().enumerate() {
+            accepting.push(node.accepting);
+            let row = &mut transitions[(i + 1) * columns..(i + 2) * columns];
+            for &(lo, hi, to) in &node.edges {
+                let target = if to == NO_NODE { DEAD } else { to + 1 };
+                row[column_of[lo as usize] as usize..=column_of[hi as usize] as usize].fill(target);
+            }
+        }
+        Ok(Some(RawDfa {
+            columns,
+            column_of: ColumnMap::Classes(Box::new(column_of)),
+            transitions,
+            accepting,
+            start: start + 1,
+        }))
+    }
+
     /// Number of states, [`DEAD`] included; states are `0..state_count()`.
     pub fn state_count(&self) -> usize {
         self.accepting.len()
@@ -538,6 +616,17 @@ enum ColumnMap {
     /// Byte -> column.
     Classes(Box<[u8; 256]>),
 }
+
+/// A node of a deterministic graph handed to [`ByteDfa::from_deterministic`].
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub(crate) struct EdgeNode {
+    /// Disjoint byte ranges and the node each leads to.
+    pub(crate) edges: Vec<(u8, u8, u32)>,
+    pub(crate) accepting: bool,
+}
+
+/// No node: an edge to it leads nowhere.
+pub(crate) const NO_NODE: u32 = u32::MAX;
 
 /// An untrimmed, unminimised table whose state 0 is dead (or, for products, an ordinary state).
 struct RawDfa {

@@ -153,18 +153,7 @@ pub fn char_spellings(c: char) -> Re {
         let mut buf = [0u8; 4];
         alternatives.push(Re::literal(c.encode_utf8(&mut buf).as_bytes()));
     }
-    let short = match c {
-        '"' => Some(b'"'),
-        '\\' => Some(b'\\'),
-        '/' => Some(b'/'),
-        '\u{8}' => Some(b'b'),
-        '\u{c}' => Some(b'f'),
-        '\n' => Some(b'n'),
-        '\r' => Some(b'r'),
-        '\t' => Some(b't'),
-        _ => None,
-    };
-    if let Some(s) = short {
+    if let Some(s) = short_escape(c) {
         alternatives.push(Re::literal(&[b'\\', s]));
     }
     let mut units = [0u16; 2];
@@ -178,6 +167,21 @@ pub fn char_spellings(c: char) -> Re {
     }
     alternatives.push(Re::concat(escape));
     Re::alt(alternatives)
+}
+
+/// The letter of `c`'s two-character escape (`\n`, `\/`, ...), if it has one.
+pub(crate) fn short_escape(c: char) -> Option<u8> {
+    Some(match c {
+        '"' => b'"',
+        '\\' => b'\\',
+        '/' => b'/',
+        '\u{8}' => b'b',
+        '\u{c}' => b'f',
+        '\n' => b'n',
+        '\r' => b'r',
+        '\t' => b't',
+        _ => return None,
+    })
 }
 
 /// A lower bound on the NFA states of [`string_literal`]: besides its raw bytes every character

@@ -13,12 +13,9 @@
 //! bits, and is built once for all (memoised, and equal nodes hash-consed). A body state thus
 //! costs a few hundred steps, not one per code unit, and so does each high surrogate range.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
-use regex_automata::nfa::thompson::{Builder, Transition};
-use regex_automata::util::primitives::StateID;
-
-use super::{ByteDfa, StateId, DEAD};
+use super::{json, ByteDfa, EdgeNode as Node, StateId, DEAD, NO_NODE};
 
 /// The JSON string automaton would exceed the state limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,17 +44,158 @@ pub fn json_strings_decoding_to(decoded: &ByteDfa, max_states: usize) -> Result<
     graph.into_dfa(open)
 }
 
+/// Every spelling of the JSON strings whose decoded values are `values`, quotes included: the
+/// language of the alternation of [`super::json::string_literal`]s. Built as a trie of spellings,
+/// deterministic from the start (the spellings of distinct characters are prefix-free, and the
+/// two cases of a hex digit lead to one node), then minimised; no subset construction. Fails
+/// when the trie has more than `max_states` nodes.
+pub fn json_literal_strings(values: &[&str], max_states: usize) -> Result<ByteDfa, StateLimitExceeded> {
+    if values.is_empty() {
+        return Ok(ByteDfa::empty());
+    }
+    let mut trie = SpellingTrie { nodes: Vec::new(), limit: max_states, value_children: HashMap::new() };
+    let start = trie.push()?;
+    let close = trie.push()?;
+    trie.nodes[close as usize].accepting = true;
+    let root = trie.push()?;
+    trie.nodes[start as usize].edges.push((b'"', b'"', root));
+    for value in values {
+        let mut at = root;
+        for c in value.chars() {
+            at = trie.value_child(at, c)?;
+        }
+        if trie.step(at, b'"').is_none() {
+            trie.nodes[at as usize].edges.push((b'"', b'"', close));
+        }
+    }
+    // Every node of the trie leads to a closing quote, so merging equal suffixes leaves it minimal.
+    let (nodes, start) = merge_equal_suffixes(&trie.nodes, start);
+    ByteDfa::from_minimal_deterministic(&nodes, start, max_states).map_err(|e| StateLimitExceeded { limit: e.limit })
+}
+
+/// The acyclic graph from `start` with equal nodes merged bottom-up (same acceptance, same edges
+/// to merged nodes): the minimal automaton when every node reaches acceptance (states of an
+/// acyclic automaton are equivalent exactly when this merges them), found in one pass.
+fn merge_equal_suffixes(nodes: &[Node], start: NodeId) -> (Vec<Node>, NodeId) {
+    let mut merged: Vec<Node> = Vec::new();
+    let mut interned: HashMap<Node, NodeId> = HashMap::new();
+    let mut merged_id = vec![NONE; nodes.len()];
+    // Post-order: a node is merged once all its children are.
+    let mut stack: Vec<(NodeId, usize)> = vec![(start, 0)];
+    while let Some(&mut (node, ref mut next_edge)) = stack.last_mut() {
+        let edges = &nodes[node as usize].edges;
+        if let Some(&(_, _, child)) = edges.get(*next_edge) {
+            *next_edge += 1;
+            if merged_id[child as usize] == NONE {
+                stack.push((child, 0));
+            }
+            continue;
+        }
+        stack.pop();
+        let mut edges: Vec<(u8, u8, NodeId)> =
+            edges.iter().map(|&(lo, hi, child)| (lo, hi, merged_id[child as usize])).collect();
+        edges.sort_unstable();
+        let node_content = Node { edges, accepting: nodes[node as usize].accepting };
+        let next = merged.len() as NodeId;
+        merged_id[node as usize] = *interned.entry(node_content.clone()).or_insert_with(|| {
+            merged.push(node_content);
+            next
+        });
+    }
+    (merged, merged_id[start as usize])
+}
+
+/// One step of a spelling: a byte, or a hex digit in either case.
+#[derive(Clone, Copy)]
+enum SpellingUnit {
+    Byte(u8),
+    Hex(u8),
+}
+
+impl SpellingUnit {
+    /// The bytes that spell this unit; the first one is how the trie looks it up.
+    fn bytes(self) -> ([u8; 2], usize) {
+        match self {
+            SpellingUnit::Byte(b) => ([b, b], 1),
+            SpellingUnit::Hex(digit @ 0..=9) => ([b'0' + digit, 0], 1),
+            SpellingUnit::Hex(digit) => ([b'a' + digit - 10, b'A' + digit - 10], 2),
+        }
+    }
+}
+
+/// The trie of [`json_literal_strings`]: value nodes (a prefix of some decoded value read) joined
+/// by the spellings of one character, through intermediate nodes shared between characters whose
+/// spellings share a prefix (`\u00`, a UTF-8 lead byte).
+struct SpellingTrie {
+    nodes: Vec<Node>,
+    limit: usize,
+    /// (value node, character) -> the value node after it.
+    value_children: HashMap<(NodeId, char), NodeId>,
+}
+
+impl SpellingTrie {
+    fn push(&mut self) -> Result<NodeId, StateLimitExceeded> {
+        if self.nodes.len() >= self.limit {
+            return Err(StateLimitExceeded { limit: self.limit });
+        }
+        self.nodes.push(Node::default());
+        Ok((self.nodes.len() - 1) as NodeId)
+    }
+
+    fn step(&self, node: NodeId, byte: u8) -> Option<NodeId> {
+        self.nodes[node as usize].edges.iter().find(|&&(lo, _, _)| lo == byte).map(|&(_, _, to)| to)
+    }
+
+    fn link(&mut self, node: NodeId, unit: SpellingUnit, to: NodeId) {
+        let (bytes, count) = unit.bytes();
+        self.nodes[node as usize].edges.extend(bytes[..count].iter().map(|&b| (b, b, to)));
+    }
+
+    /// The value node after `c` from `node`, with every spelling of `c` leading there.
+    fn value_child(&mut self, node: NodeId, c: char) -> Result<NodeId, StateLimitExceeded> {
+        if let Some(&child) = self.value_children.get(&(node, c)) {
+            return Ok(child);
+        }
+        let child = self.push()?;
+        self.value_children.insert((node, c), child);
+        let mut spellings: Vec<Vec<SpellingUnit>> = Vec::with_capacity(3);
+        if c as u32 >= 0x20 && c != '"' && c != '\\' {
+            let mut buf = [0u8; 4];
+            spellings.push(c.encode_utf8(&mut buf).bytes().map(SpellingUnit::Byte).collect());
+        }
+        if let Some(short) = json::short_escape(c) {
+            spellings.push(vec![SpellingUnit::Byte(b'\\'), SpellingUnit::Byte(short)]);
+        }
+        let mut units = [0u16; 2];
+        let mut escape = Vec::with_capacity(12);
+        for &unit in c.encode_utf16(&mut units).iter() {
+            escape.extend([SpellingUnit::Byte(b'\\'), SpellingUnit::Byte(b'u')]);
+            escape.extend([12, 8, 4, 0].map(|shift| SpellingUnit::Hex(((unit >> shift) & 0xF) as u8)));
+        }
+        spellings.push(escape);
+        for spelling in spellings {
+            let (last, prefix) = spelling.split_last().expect("a spelling has at least one byte");
+            let mut at = node;
+            for &unit in prefix {
+                at = match self.step(at, unit.bytes().0[0]) {
+                    Some(next) => next,
+                    None => {
+                        let next = self.push()?;
+                        self.link(at, unit, next);
+                        next
+                    }
+                };
+            }
+            self.link(at, *last, child);
+        }
+        Ok(child)
+    }
+}
+
 type NodeId = u32;
 
 /// No node: the spelling leads nowhere.
-const NONE: NodeId = u32::MAX;
-
-#[derive(Clone, PartialEq, Eq, Hash)]
-struct Node {
-    /// Sorted, disjoint byte ranges.
-    edges: Vec<(u8, u8, NodeId)>,
-    accepting: bool,
-}
+const NONE: NodeId = NO_NODE;
 
 /// A deterministic automaton under construction.
 struct Graph<'d> {
@@ -401,38 +539,9 @@ impl<'d> Graph<'d> {
         self.add(Node { edges: edges(out), accepting: false })
     }
 
-    /// Emits the graph as a Thompson NFA (deterministic already) and extracts the minimal DFA.
+    /// The minimal automaton of the graph, deterministic by construction.
     fn into_dfa(self, open: NodeId) -> Result<ByteDfa, StateLimitExceeded> {
-        if open == NONE {
-            return Ok(ByteDfa::empty());
-        }
-        let limit = self.limit;
-        let err = |_| StateLimitExceeded { limit };
-        let mut builder = Builder::new();
-        builder.start_pattern().map_err(err)?;
-        let mut heads: Vec<StateID> = Vec::with_capacity(self.nodes.len());
-        for _ in &self.nodes {
-            heads.push(builder.add_union(vec![]).map_err(err)?);
-        }
-        let matched = builder.add_match().map_err(err)?;
-        for (node, &head) in self.nodes.iter().zip(&heads) {
-            if !node.edges.is_empty() {
-                let transitions = node
-                    .edges
-                    .iter()
-                    .map(|&(start, end, to)| Transition { start, end, next: heads[to as usize] })
-                    .collect();
-                let sparse = builder.add_sparse(transitions).map_err(err)?;
-                builder.patch(head, sparse).map_err(err)?;
-            }
-            if node.accepting {
-                builder.patch(head, matched).map_err(err)?;
-            }
-        }
-        let start = heads[open as usize];
-        builder.finish_pattern(start).map_err(err)?;
-        let nfa = builder.build(start, start).map_err(err)?;
-        ByteDfa::from_nfa(&nfa, limit).map_err(|e| StateLimitExceeded { limit: e.limit })
+        ByteDfa::from_deterministic(&self.nodes, open, self.limit).map_err(|e| StateLimitExceeded { limit: e.limit })
     }
 }
 
@@ -461,6 +570,8 @@ fn edges(mut single: Vec<(u8, NodeId)>) -> Vec<(u8, u8, NodeId)> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::strategy::Strategy;
+
     use super::*;
     use crate::automata::ecma::pattern_language;
     use crate::automata::json::{string, string_literal, string_with_length, utf8_ranges};
@@ -476,6 +587,63 @@ mod tests {
 
     fn any_scalar() -> Re {
         utf8_ranges(&[('\0', '\u{10FFFF}')])
+    }
+
+    /// Characters that exercise every spelling route: raw ASCII sharing bytes with hex digits,
+    /// short escapes, control characters, UTF-8 of every length and surrogate pairs.
+    const LITERAL_CHARS: &[char] = &[
+        'a',
+        'b',
+        'A',
+        'E',
+        '0',
+        'u',
+        '"',
+        '\\',
+        '/',
+        '\n',
+        '\u{1}',
+        '\u{1f}',
+        'é',
+        '\u{7ff}',
+        '\u{800}',
+        '\u{ffff}',
+        '\u{10000}',
+        '😀',
+        '😁',
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 300,
+            failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(20261201),
+            ..proptest::test_runner::Config::default()
+        })]
+
+        #[test]
+        fn literal_sets_build_the_minimal_automaton_of_their_spellings(
+            values in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(LITERAL_CHARS), 0..5)
+                    .prop_map(|chars| chars.into_iter().collect::<String>()),
+                0..7,
+            )
+        ) {
+            let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            let direct = json_literal_strings(&values, 100_000).unwrap();
+            let expected = if values.is_empty() {
+                ByteDfa::empty()
+            } else {
+                compile(&Re::alt(values.iter().map(|v| string_literal(v)).collect()))
+            };
+            // Minimal automata are numbered canonically, so equal languages give equal tables.
+            proptest::prop_assert_eq!(direct, expected);
+        }
+    }
+
+    #[test]
+    fn literal_sets_report_the_state_limit() {
+        assert_eq!(json_literal_strings(&["abcdef"], 5).unwrap_err(), StateLimitExceeded { limit: 5 });
     }
 
     #[test]

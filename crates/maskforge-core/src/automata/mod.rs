@@ -11,4 +11,5 @@ pub mod json_escapes;
 mod re;
 
 pub use dfa::{ByteDfa, StateId, TooManyStates, DEAD};
+pub(crate) use dfa::{EdgeNode, NO_NODE};
 pub use re::{AnyOrderMembers, CompileLimit, Re};

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use super::pattern_syntax::is_pattern;
-use crate::automata::json_escapes::{decoded_strings, json_strings_decoding_to};
-use crate::automata::{ecma, json, ByteDfa, Re, StateId};
+use crate::automata::json_escapes::{decoded_strings, json_literal_strings, json_strings_decoding_to};
+use crate::automata::{ecma, json, ByteDfa, StateId};
 use crate::numbers::NumberConstraints;
 use crate::schema::strings::{LengthRange, StringSyntax, MAX_LENGTH_BOUND};
 
@@ -567,6 +567,9 @@ pub(crate) struct Graph {
     /// The values of string automata built from at most [`FEW_VALUES`] literals (`const`,
     /// short `enum`s), by address (the automaton held alive here).
     few_values: HashMap<usize, (Arc<ByteDfa>, Arc<Vec<String>>)>,
+    /// The JSON texts of each decoded key language pattern shapes admit (most shapes admit
+    /// every key).
+    key_texts: HashMap<ByteDfa, Arc<ByteDfa>>,
     /// `property_order = declared`: declared properties only in schema order.
     pub(crate) ordered: bool,
     /// For string automata of items under `uniqueItems` (by address): which states have
@@ -666,6 +669,7 @@ impl Graph {
             infinite: Vec::new(),
             string_products: HashMap::new(),
             few_values: HashMap::new(),
+            key_texts: HashMap::new(),
             ordered,
             size: 0,
             depth: 0,
@@ -1060,22 +1064,34 @@ impl Graph {
                         allowed = allowed.union(language, self.max_dfa_states).map_err(limit)?;
                     }
                 }
-                let named: Vec<Re> =
-                    shape.properties.keys().chain(&shape.required).map(|k| Re::literal(k.as_bytes())).collect();
-                let mut candidates = allowed.clone();
-                if !named.is_empty() {
-                    let named = Re::alt(named)
-                        .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
-                        .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?;
-                    allowed = allowed.difference(&named, self.max_dfa_states).map_err(limit)?;
-                    candidates = candidates.union(&named, self.max_dfa_states).map_err(limit)?;
-                }
-                let text = json_strings_decoding_to(&allowed, self.max_dfa_states)
-                    .map_err(|e| GraphError::TooManyStates(e.limit))?;
+                let named: Vec<&str> = shape.properties.keys().chain(&shape.required).map(String::as_str).collect();
+                // Texts are taken apart from the decoded keys: a text decodes to one key, so the
+                // texts of (allowed minus named) are the allowed texts minus the named ones. The
+                // named keys' texts are a small trie, while the texts of a complement of names
+                // need the whole escape layer over it.
+                let allowed_text = match self.key_texts.get(&allowed) {
+                    Some(text) => Arc::clone(text),
+                    None => {
+                        let text = Arc::new(
+                            json_strings_decoding_to(&allowed, self.max_dfa_states)
+                                .map_err(|e| GraphError::TooManyStates(e.limit))?,
+                        );
+                        self.key_texts.insert(allowed, Arc::clone(&text));
+                        text
+                    }
+                };
+                let (text, context_text) = if named.is_empty() {
+                    (allowed_text.as_ref().clone(), allowed_text.as_ref().clone())
+                } else {
+                    let named = json_literal_strings(&named, self.max_dfa_states)
+                        .map_err(|e| GraphError::TooManyStates(e.limit))?;
+                    (
+                        allowed_text.difference(&named, self.max_dfa_states).map_err(limit)?,
+                        allowed_text.union(&named, self.max_dfa_states).map_err(limit)?,
+                    )
+                };
                 let unbounded_from = text.unbounded_from();
                 let open = every_open_key_unbounded(&self.any_string, &text, &unbounded_from);
-                let context_text = json_strings_decoding_to(&candidates, self.max_dfa_states)
-                    .map_err(|e| GraphError::TooManyStates(e.limit))?;
                 let context_from = open_within_strings(&context_text);
                 let keys = PatternKeys {
                     names: keys.names.clone(),
@@ -1252,11 +1268,8 @@ impl Graph {
 
     /// The automaton of the JSON texts of `values`, remembered as such.
     fn literal_strings(&mut self, values: &[&str]) -> Result<Arc<ByteDfa>, GraphError> {
-        let texts = Re::alt(values.iter().map(|v| json::string_literal(v)).collect());
         let dfa = Arc::new(
-            texts
-                .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
-                .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?,
+            json_literal_strings(values, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?,
         );
         self.remember_literals(&dfa, values);
         Ok(dfa)
@@ -1297,18 +1310,9 @@ impl Graph {
         }
         let values = decoded.finite_language(MAX_UNIQUE_STRING_DOMAIN).ok_or(GraphError::SyntaxStrings)?;
         let read = SyntaxStrings { syntax, min_length: 0 };
-        let literals: Vec<Re> = values
-            .iter()
-            .filter_map(|v| std::str::from_utf8(v).ok())
-            .filter(|v| read.admits(v))
-            .map(json::string_literal)
-            .collect();
-        if literals.is_empty() {
-            return Ok(ByteDfa::empty());
-        }
-        Re::alt(literals)
-            .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
-            .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))
+        let literals: Vec<&str> =
+            values.iter().filter_map(|v| std::str::from_utf8(v).ok()).filter(|v| read.admits(v)).collect();
+        json_literal_strings(&literals, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))
     }
 
     /// Top-level intersection; children become (pending) conjunction nodes.

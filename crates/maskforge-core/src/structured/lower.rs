@@ -9,7 +9,8 @@ use super::graph::{
     ArrayShape, Contains, Graph, ItemsEvaluated, Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated,
     SyntaxStrings, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
 };
-use crate::automata::{ecma, json, ByteDfa, Re};
+use crate::automata::json_escapes::json_literal_strings;
+use crate::automata::{ecma, json, ByteDfa};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
@@ -552,16 +553,12 @@ impl<'a> Lowering<'a> {
 
     /// The JSON texts of `values`, an automaton the graph knows to be made of them.
     fn literal_strings(&mut self, values: &[&str], pointer: &str) -> Lowered<Arc<ByteDfa>> {
-        let dfa = self.dfa(&Re::alt(values.iter().map(|v| json::string_literal(v)).collect()), pointer)?;
+        let limit = self.options.limits.max_dfa_states;
+        let dfa = Arc::new(json_literal_strings(values, limit).map_err(|_| {
+            Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, "a string language exceeds the automaton limits")
+        })?);
         self.graph.remember_literals(&dfa, values);
         Ok(dfa)
-    }
-
-    fn dfa(&self, re: &Re, pointer: &str) -> Lowered<Arc<ByteDfa>> {
-        let limits = &self.options.limits;
-        re.compile(limits.max_dfa_states, limits.max_nfa_states).map(Arc::new).map_err(|_| {
-            Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, "a string language exceeds the automaton limits")
-        })
     }
 
     fn array(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ArrayShape>> {
