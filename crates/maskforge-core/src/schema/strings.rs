@@ -130,7 +130,8 @@ pub(crate) fn string_language(
 ) -> Result<StringLanguage, Diagnostic> {
     check_string_keywords(map, pointer, draft)?;
     let max_states = options.limits.max_dfa_states;
-    let mut parts: Vec<Arc<ByteDfa>> = Vec::new();
+    // Each part with the key it is cached under.
+    let mut parts: Vec<(TextKey, Arc<ByteDfa>)> = Vec::new();
     let min = count(map, pointer, "minLength", draft)?;
     let max = count(map, pointer, "maxLength", draft)?;
     // Bounds too large to unroll are counted, which is exact only on its own (no other string
@@ -148,23 +149,30 @@ pub(crate) fn string_language(
             Some((keyword, _)) => counted = Some((keyword, LengthRange { min, max })),
             None => {
                 let key = TextKey::Length(min, max, options.limits.max_nfa_states);
-                parts.push(cached_text(key, max_states, pointer, "maxLength", || {
-                    let re = json::string_with_length(min as u32, max.map(|m| m as u32));
-                    re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
-                        (DiagnosticCode::ResourceLimit, format!("the length automaton exceeds {max_states} states"))
-                    })
-                })?);
+                parts.push((
+                    key.clone(),
+                    cached_text(key, max_states, pointer, "maxLength", || {
+                        let re = json::string_with_length(min as u32, max.map(|m| m as u32));
+                        re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
+                            (DiagnosticCode::ResourceLimit, format!("the length automaton exceeds {max_states} states"))
+                        })
+                    })?,
+                ));
             }
         }
     }
     if let Some(Value::String(pattern)) = map.get("pattern") {
-        parts.push(cached_text(TextKey::Pattern(pattern.clone()), max_states, pointer, "pattern", || {
-            let decoded =
-                ecma::pattern_language(pattern, max_states).map_err(|e| (pattern_error_code(&e), e.message))?;
-            json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(|_| {
-                (DiagnosticCode::ResourceLimit, format!("the pattern automaton exceeds {max_states} states"))
-            })
-        })?);
+        let key = TextKey::Pattern(pattern.clone());
+        parts.push((
+            key.clone(),
+            cached_text(key, max_states, pointer, "pattern", || {
+                let decoded =
+                    ecma::pattern_language(pattern, max_states).map_err(|e| (pattern_error_code(&e), e.message))?;
+                json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(|_| {
+                    (DiagnosticCode::ResourceLimit, format!("the pattern automaton exceeds {max_states} states"))
+                })
+            })?,
+        ));
     }
     let mut syntax = None;
     if let Some(Value::String(name)) = map.get("format") {
@@ -180,19 +188,23 @@ pub(crate) fn string_language(
             }
             // Unknown formats are annotations, as the specification says.
             if formats::is_known_format(name) && syntax.is_none() {
-                parts.push(cached_text(TextKey::Format(name.clone()), max_states, pointer, "format", || {
-                    let decoded = formats::format_language(name, max_states)
-                        .expect("a known format has a language")
-                        .map_err(|e| {
-                            (
-                                DiagnosticCode::ResourceLimit,
-                                format!("the {} automaton is too large: {:?}", e.format, e.limit),
-                            )
-                        })?;
-                    json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(|_| {
-                        (DiagnosticCode::ResourceLimit, format!("the format automaton exceeds {max_states} states"))
-                    })
-                })?);
+                let key = TextKey::Format(name.clone());
+                parts.push((
+                    key.clone(),
+                    cached_text(key, max_states, pointer, "format", || {
+                        let decoded = formats::format_language(name, max_states)
+                            .expect("a known format has a language")
+                            .map_err(|e| {
+                                (
+                                    DiagnosticCode::ResourceLimit,
+                                    format!("the {} automaton is too large: {:?}", e.format, e.limit),
+                                )
+                            })?;
+                        json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(|_| {
+                            (DiagnosticCode::ResourceLimit, format!("the format automaton exceeds {max_states} states"))
+                        })
+                    })?,
+                ));
             }
         }
     }
@@ -239,19 +251,24 @@ pub(crate) fn string_language(
         }
         return Ok(StringLanguage::Counted(range));
     }
-    let mut parts = parts.into_iter();
-    let Some(first) = parts.next() else { return Ok(StringLanguage::Any) };
-    let mut language = first;
-    for part in parts {
-        let both = language.intersect(&part, max_states).map_err(|e| {
-            Diagnostic::new(
-                DiagnosticCode::ResourceLimit,
-                pointer,
-                format!("the string automaton exceeds {} states", e.limit),
-            )
-        })?;
-        language = Arc::new(both);
-    }
+    let language = match parts.len() {
+        0 => return Ok(StringLanguage::Any),
+        1 => parts.pop().expect("one part").1,
+        _ => {
+            let key = TextKey::Intersection(parts.iter().map(|(key, _)| key.clone()).collect());
+            cached(key, max_states, || {
+                let mut parts = parts.into_iter().map(|(_, part)| part);
+                let first = parts.next().expect("several parts");
+                parts.try_fold(first, |language, part| {
+                    let both = language.intersect(&part, max_states).map_err(|e| {
+                        (DiagnosticCode::ResourceLimit, format!("the string automaton exceeds {} states", e.limit))
+                    })?;
+                    Ok(Arc::new(both))
+                })
+            })
+            .map_err(|(code, message)| Diagnostic::new(code, pointer, message))?
+        }
+    };
     if syntax == Some(StringSyntax::Pattern) {
         return Ok(StringLanguage::PatternsAmong(language));
     }
@@ -265,6 +282,8 @@ enum TextKey {
     Length(u64, Option<u64>, usize),
     Pattern(String),
     Format(String),
+    /// The intersection of the parts with these keys.
+    Intersection(Vec<TextKey>),
 }
 
 type CachedText = Result<Arc<ByteDfa>, (DiagnosticCode, String)>;
@@ -276,9 +295,8 @@ struct TextCache {
     bytes: usize,
 }
 
-/// Text automata of patterns, formats and length bounds, built once per process: schemas repeat
-/// them (one `date-time` format per timestamp field) and both arms ask for them. Failures are
-/// cached too. The cache empties itself when it outgrows its budget.
+/// The text automaton of a pattern, format or length bound, built once per process (see
+/// [`cached`]); a failure is diagnosed at `keyword`.
 fn cached_text(
     key: TextKey,
     max_states: usize,
@@ -286,14 +304,23 @@ fn cached_text(
     keyword: &str,
     build: impl FnOnce() -> Result<ByteDfa, (DiagnosticCode, String)>,
 ) -> Result<Arc<ByteDfa>, Diagnostic> {
+    cached(key, max_states, || build().map(Arc::new))
+        .map_err(|(code, message)| keyword_diag(code, pointer, keyword, message))
+}
+
+/// Text automata of patterns, formats, length bounds and their intersections, built once per
+/// process: schemas repeat them (one `date-time` format per timestamp field, one `maxLength`
+/// beside one `pattern` in many fields) and both arms ask for them. Failures are cached too.
+/// The cache empties itself when it outgrows its budget.
+fn cached(key: TextKey, max_states: usize, build: impl FnOnce() -> CachedText) -> CachedText {
     static CACHE: Mutex<Option<TextCache>> = Mutex::new(None);
     const BUDGET_BYTES: usize = 64 << 20;
     let key = (key, max_states);
     let hit = CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(|c| c.entries.get(&key).cloned());
-    let result = match hit {
+    match hit {
         Some(result) => result,
         None => {
-            let result = build().map(Arc::new);
+            let result = build();
             let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
             let cache = guard.get_or_insert_with(TextCache::default);
             let size = result.as_ref().map_or(64, |dfa| dfa.heap_bytes());
@@ -304,8 +331,7 @@ fn cached_text(
             cache.entries.insert(key, result.clone());
             result
         }
-    };
-    result.map_err(|(code, message)| keyword_diag(code, pointer, keyword, message))
+    }
 }
 
 /// The diagnostic code of a pattern without a language here: too large, or unsupported syntax.
