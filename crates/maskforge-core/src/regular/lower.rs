@@ -308,21 +308,23 @@ impl<'a> Lowering<'a> {
             Some(_) => return Err(invalid(pointer, "patternProperties", "patternProperties must be an object")),
         };
         let additional = self.subschema(map, pointer, "additionalProperties")?;
-        // Lower every property schema now so that malformed ones are diagnosed whatever happens.
-        let base = pointer_push(pointer, "properties");
-        let mut members: Vec<(String, Typed, String)> = Vec::new();
-        for (name, schema) in &properties {
-            let at = pointer_push(&base, name);
-            members.push((name.clone(), self.schema(schema, &at)?, at));
-        }
         let closed = additional.as_ref().is_some_and(|a| JsonType::ALL.iter().all(|&t| !a.admits(t)));
         if !closed || pattern_properties {
+            // Nothing below can make the object regular, so its properties are left to the
+            // structured backend, which reads (and diagnoses) every property schema itself.
             let keyword = if pattern_properties { "patternProperties" } else { "additionalProperties" };
             return Ok(TypeLang::Unsupported(structured(
                 pointer,
                 keyword,
                 "objects open to further properties need the structured backend (this version compiles closed objects: additionalProperties false)",
             )));
+        }
+        // Lower every property schema now so that malformed ones are diagnosed whatever happens.
+        let base = pointer_push(pointer, "properties");
+        let mut members: Vec<(String, Typed, String)> = Vec::new();
+        for (name, schema) in &properties {
+            let at = pointer_push(&base, name);
+            members.push((name.clone(), self.schema(schema, &at)?, at));
         }
         if max.is_some_and(|max| max < min) || required.iter().any(|r| !properties.contains_key(r)) {
             return Ok(TypeLang::Excluded);
