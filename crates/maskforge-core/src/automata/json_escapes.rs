@@ -574,7 +574,7 @@ mod tests {
 
     use super::*;
     use crate::automata::ecma::pattern_language;
-    use crate::automata::json::{string, string_literal, string_with_length, utf8_ranges};
+    use crate::automata::json::{self, string, string_literal, string_with_length, utf8_ranges};
     use crate::automata::Re;
 
     fn compile(re: &Re) -> ByteDfa {
@@ -639,6 +639,13 @@ mod tests {
             // Minimal automata are numbered canonically, so equal languages give equal tables.
             proptest::prop_assert_eq!(direct, expected);
         }
+    }
+
+    #[test]
+    fn every_decoded_string_gives_every_json_string() {
+        // The graph takes the texts of its universe of keys to be the shared string automaton.
+        let every_key = pattern_language("", 10_000).unwrap();
+        assert_eq!(json_strings_decoding_to(&every_key, 100_000).unwrap(), **json::string_automaton());
     }
 
     #[test]

@@ -654,7 +654,7 @@ impl Products for Lowering<'_> {
             JsonType::Null => Some(json::null()),
             JsonType::Boolean => Some(json::boolean()),
             JsonType::Number => Some(json::number()),
-            JsonType::String => Some(json::string()),
+            JsonType::String => Some(Re::Dfa(Arc::clone(json::string_automaton()))),
             JsonType::Array | JsonType::Object => None,
         }
     }

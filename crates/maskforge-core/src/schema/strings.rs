@@ -284,6 +284,8 @@ enum TextKey {
     Format(String),
     /// The intersection of the parts with these keys.
     Intersection(Vec<TextKey>),
+    /// The decoded strings (not their texts) a pattern matches.
+    DecodedPattern(String),
 }
 
 type CachedText = Result<Arc<ByteDfa>, (DiagnosticCode, String)>;
@@ -332,6 +334,20 @@ fn cached(key: TextKey, max_states: usize, build: impl FnOnce() -> CachedText) -
             result
         }
     }
+}
+
+/// The decoded strings `pattern` matches (the keys of a `patternProperties` entry), built once
+/// per process; a failure is diagnosed at `pointer` with the keyword `keyword`.
+pub(crate) fn cached_pattern_keys(
+    pattern: &str,
+    max_states: usize,
+    pointer: &str,
+    keyword: &str,
+) -> Result<Arc<ByteDfa>, Diagnostic> {
+    cached(TextKey::DecodedPattern(pattern.to_string()), max_states, || {
+        ecma::pattern_language(pattern, max_states).map(Arc::new).map_err(|e| (pattern_error_code(&e), e.message))
+    })
+    .map_err(|(code, message)| Diagnostic::new(code, pointer, message).with_keyword(keyword))
 }
 
 /// The diagnostic code of a pattern without a language here: too large, or unsupported syntax.

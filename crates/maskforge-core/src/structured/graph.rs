@@ -589,8 +589,26 @@ pub(crate) struct Graph {
     max_dfa_states: usize,
 }
 
-fn literal(text: &[u8]) -> Arc<ByteDfa> {
-    Arc::new(crate::automata::Re::literal(text).compile(64, 1024).expect("a literal is small"))
+/// The automata every graph starts with, built once per process.
+struct SharedAutomata {
+    null: Arc<ByteDfa>,
+    true_: Arc<ByteDfa>,
+    false_: Arc<ByteDfa>,
+    any_key: Arc<ByteDfa>,
+}
+
+fn shared_automata() -> &'static SharedAutomata {
+    static SHARED: std::sync::OnceLock<SharedAutomata> = std::sync::OnceLock::new();
+    SHARED.get_or_init(|| {
+        let literal =
+            |text: &[u8]| Arc::new(crate::automata::Re::literal(text).compile(64, 1024).expect("a literal is small"));
+        SharedAutomata {
+            null: literal(b"null"),
+            true_: literal(b"true"),
+            false_: literal(b"false"),
+            any_key: Arc::new(ecma::pattern_language("", 10_000).expect("the universe is small")),
+        }
+    })
 }
 
 /// Adds what `other` admits to `content`, string automata aside (the caller joins those).
@@ -652,15 +670,16 @@ pub(crate) enum GraphError {
 impl Graph {
     pub(crate) fn new(max_size: usize, max_dfa_states: usize, ordered: bool) -> Graph {
         let any_string = Arc::clone(json::string_automaton());
+        let shared = shared_automata();
         let mut graph = Graph {
             nodes: Vec::new(),
             pending: Vec::new(),
             satisfiable: Vec::new(),
             any_string: Arc::clone(&any_string),
-            literal_null: literal(b"null"),
-            literal_true: literal(b"true"),
-            literal_false: literal(b"false"),
-            any_key: Arc::new(ecma::pattern_language("", 10_000).expect("the universe is small")),
+            literal_null: Arc::clone(&shared.null),
+            literal_true: Arc::clone(&shared.true_),
+            literal_false: Arc::clone(&shared.false_),
+            any_key: Arc::clone(&shared.any_key),
             conjunctions: HashMap::new(),
             negations: HashMap::new(),
             kinds: None,
@@ -1066,10 +1085,13 @@ impl Graph {
                 }
                 let named: Vec<&str> = shape.properties.keys().chain(&shape.required).map(String::as_str).collect();
                 // Texts are taken apart from the decoded keys: a text decodes to one key, so the
-                // texts of (allowed minus named) are the allowed texts minus the named ones. The
-                // named keys' texts are a small trie, while the texts of a complement of names
-                // need the whole escape layer over it.
+                // texts of (allowed minus named) are the allowed texts minus the named ones, and
+                // the named keys' texts are a small trie (the texts of a complement of names
+                // would need the whole escape layer over it). When every key is allowed (the
+                // common case), the allowed texts are every string, named keys included.
+                let every_key = allowed == *self.any_key;
                 let allowed_text = match self.key_texts.get(&allowed) {
+                    None if every_key => Arc::clone(&self.any_string),
                     Some(text) => Arc::clone(text),
                     None => {
                         let text = Arc::new(
@@ -1081,18 +1103,25 @@ impl Graph {
                     }
                 };
                 let (text, context_text) = if named.is_empty() {
-                    (allowed_text.as_ref().clone(), allowed_text.as_ref().clone())
+                    (allowed_text.as_ref().clone(), allowed_text)
                 } else {
                     let named = json_literal_strings(&named, self.max_dfa_states)
                         .map_err(|e| GraphError::TooManyStates(e.limit))?;
-                    (
-                        allowed_text.difference(&named, self.max_dfa_states).map_err(limit)?,
-                        allowed_text.union(&named, self.max_dfa_states).map_err(limit)?,
-                    )
+                    let text = allowed_text.difference(&named, self.max_dfa_states).map_err(limit)?;
+                    let context_text = if every_key {
+                        allowed_text
+                    } else {
+                        Arc::new(allowed_text.union(&named, self.max_dfa_states).map_err(limit)?)
+                    };
+                    (text, context_text)
                 };
                 let unbounded_from = text.unbounded_from();
                 let open = every_open_key_unbounded(&self.any_string, &text, &unbounded_from);
-                let context_from = open_within_strings(&context_text);
+                let context_from = if Arc::ptr_eq(&context_text, &self.any_string) {
+                    open_within_every_string().clone()
+                } else {
+                    open_within_strings(&context_text)
+                };
                 let keys = PatternKeys {
                     names: keys.names.clone(),
                     key_syntax: keys.key_syntax,
@@ -1103,7 +1132,7 @@ impl Graph {
                     unbounded_from,
                     open,
                     context_from,
-                    context_text: (!context_text.is_empty_language()).then(|| Arc::new(context_text)),
+                    context_text: (!context_text.is_empty_language()).then_some(context_text),
                 };
                 self.nodes[id].objects[i].keys = Some(Arc::new(keys));
             }
@@ -1854,6 +1883,16 @@ impl Graph {
             let mut values: Vec<super::unique::Canon> =
                 literals(node).iter().map(super::unique::Canon::literal).collect();
             if let Some(strings) = &node.strings {
+                // A short literal set is known value by value; no need to decode its automaton.
+                if let Some((_, known)) = self.few_values.get(&(Arc::as_ptr(strings) as usize)) {
+                    if string_domain.is_some_and(|other| other != item) {
+                        return Err("repeated items from different finite sets of strings");
+                    }
+                    string_domain = Some(item);
+                    values.extend(known.iter().map(|v| super::unique::Canon::String(v.clone())));
+                    domains.insert(item, Arc::new(super::unique::ItemDomain::Values(values)));
+                    continue;
+                }
                 let decoded = decoded_strings(strings);
                 // More distinct strings than any count of items can reach: never exhausted.
                 if decoded.language_size() == Some(u64::MAX) {
@@ -1898,7 +1937,11 @@ impl Graph {
             .map(|id| {
                 let node = &self.nodes[id];
                 let strings = node.strings.as_ref().is_some_and(|d| {
-                    *infinite_strings.entry(Arc::as_ptr(d) as usize).or_insert_with(|| d.is_infinite())
+                    let address = Arc::as_ptr(d) as usize;
+                    // Short literal sets are finite and every string is not; no walk needed.
+                    *infinite_strings.entry(address).or_insert_with(|| {
+                        !self.few_values.contains_key(&address) && (Arc::ptr_eq(d, &self.any_string) || d.is_infinite())
+                    })
                 });
                 self.satisfiable[id] && (strings || infinitely_many_values_beside_automata(node))
             })
@@ -2236,6 +2279,12 @@ fn every_open_key_unbounded(any: &ByteDfa, text: &ByteDfa, unbounded_from: &[boo
         }
     }
     true
+}
+
+/// [`open_within_strings`] of the shared automaton of every string, computed once.
+fn open_within_every_string() -> &'static Vec<bool> {
+    static OPEN: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    OPEN.get_or_init(|| open_within_strings(json::string_automaton()))
 }
 
 /// Per state of a JSON string automaton: whether no state reachable from it before the string

@@ -10,13 +10,15 @@ use super::graph::{
     SyntaxStrings, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
 };
 use crate::automata::json_escapes::json_literal_strings;
-use crate::automata::{ecma, json, ByteDfa};
+use crate::automata::{json, ByteDfa};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::read::{self, invalid, unsupported};
-use crate::schema::strings::{check_string_keywords, string_language, LengthRange, StringLanguage, StringSyntax};
+use crate::schema::strings::{
+    cached_pattern_keys, check_string_keywords, string_language, LengthRange, StringLanguage, StringSyntax,
+};
 use crate::schema::{pointer_push, SchemaDocument};
 
 type Lowered<T> = Result<T, Diagnostic>;
@@ -632,12 +634,10 @@ impl<'a> Lowering<'a> {
                 }
                 for (pattern, schema) in p {
                     let at = pointer_push(&base, pattern);
-                    let keys = ecma::pattern_language(pattern, self.options.limits.max_dfa_states).map_err(|e| {
-                        Diagnostic::new(crate::schema::strings::pattern_error_code(&e), &at, e.message)
-                            .with_keyword("patternProperties")
-                    })?;
+                    let limit = self.options.limits.max_dfa_states;
+                    let keys = cached_pattern_keys(pattern, limit, &at, "patternProperties")?;
                     let node = self.schema(schema, &at)?;
-                    patterns.push(PatternProperty { keys: Arc::new(keys), node, owner: 0 });
+                    patterns.push(PatternProperty { keys, node, owner: 0 });
                 }
             }
             Some(_) => return Err(invalid(pointer, "patternProperties", "patternProperties must be an object")),
