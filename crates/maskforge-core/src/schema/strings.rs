@@ -286,6 +286,8 @@ enum TextKey {
     Intersection(Vec<TextKey>),
     /// The decoded strings (not their texts) a pattern matches.
     DecodedPattern(String),
+    /// Every spelling of these strings (an `enum` or `const`).
+    Literals(Vec<String>),
 }
 
 type CachedText = Result<Arc<ByteDfa>, (DiagnosticCode, String)>;
@@ -348,6 +350,18 @@ pub(crate) fn cached_pattern_keys(
         ecma::pattern_language(pattern, max_states).map(Arc::new).map_err(|e| (pattern_error_code(&e), e.message))
     })
     .map_err(|(code, message)| Diagnostic::new(code, pointer, message).with_keyword(keyword))
+}
+
+/// The JSON texts of `values` (an `enum`'s strings), built once per process: schemas repeat
+/// their enums. `None` when the automaton would exceed `max_states`.
+pub(crate) fn cached_literal_texts(values: &[&str], max_states: usize) -> Option<Arc<ByteDfa>> {
+    let key = TextKey::Literals(values.iter().map(|v| v.to_string()).collect());
+    cached(key, max_states, || {
+        json_escapes::json_literal_strings(values, max_states)
+            .map(Arc::new)
+            .map_err(|e| (DiagnosticCode::ResourceLimit, e.to_string()))
+    })
+    .ok()
 }
 
 /// The diagnostic code of a pattern without a language here: too large, or unsupported syntax.

@@ -9,7 +9,6 @@ use super::graph::{
     ArrayShape, Contains, Graph, ItemsEvaluated, Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated,
     SyntaxStrings, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
 };
-use crate::automata::json_escapes::json_literal_strings;
 use crate::automata::{json, ByteDfa};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
@@ -17,7 +16,8 @@ use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
 use crate::schema::read::{self, invalid, unsupported};
 use crate::schema::strings::{
-    cached_pattern_keys, check_string_keywords, string_language, LengthRange, StringLanguage, StringSyntax,
+    cached_literal_texts, cached_pattern_keys, check_string_keywords, string_language, LengthRange, StringLanguage,
+    StringSyntax,
 };
 use crate::schema::{pointer_push, SchemaDocument};
 
@@ -555,10 +555,9 @@ impl<'a> Lowering<'a> {
 
     /// The JSON texts of `values`, an automaton the graph knows to be made of them.
     fn literal_strings(&mut self, values: &[&str], pointer: &str) -> Lowered<Arc<ByteDfa>> {
-        let limit = self.options.limits.max_dfa_states;
-        let dfa = Arc::new(json_literal_strings(values, limit).map_err(|_| {
+        let dfa = cached_literal_texts(values, self.options.limits.max_dfa_states).ok_or_else(|| {
             Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, "a string language exceeds the automaton limits")
-        })?);
+        })?;
         self.graph.remember_literals(&dfa, values);
         Ok(dfa)
     }
