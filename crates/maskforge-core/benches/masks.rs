@@ -8,7 +8,10 @@
 //!   value (the commonest position while decoding), in the middle of a number for
 //!   `*-number`, or at a structural position for `*-structural`; lazy rows are warmed by a
 //!   first query. Structured schemas compute masks per step whatever the policy.
-//! - `first_mask/VOCAB/SCHEMA`: compile + bind (adaptive) + the first mask, nothing cached.
+//! - `first_mask/VOCAB/SCHEMA`: compile + bind (adaptive) + the first mask, with no executable
+//!   or trie cache (the per-process automata of patterns, formats and enums stay cached).
+//! - `automata/...`: what compilation builds without a cache: the texts of a set of literal
+//!   strings (an enum, an object's named keys) and the JSON-escape layer over a pattern.
 //!
 //! Vocabularies: GPT-2 (vendored under tests/data) and Qwen2.5 from `$MASKFORGE_TOKENIZERS`,
 //! else `../shared/tokenizers` beside the repository; skipped when absent.
@@ -210,5 +213,31 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(masks, benches);
+/// Compile-time automata, built afresh at every iteration.
+fn automata(c: &mut Criterion) {
+    use maskforge_core::automata::{ecma, json, json_escapes, Re};
+    let mut group = c.benchmark_group("automata");
+    // Identifier-like values sharing prefixes and suffixes, as enums and property names do.
+    let values: Vec<String> =
+        (0..200).map(|i| format!("{}_{}Config{}", ["app", "db", "net", "ui"][i % 4], i / 4, i % 7)).collect();
+    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+    group.bench_function("literal_strings/200-identifiers", |b| {
+        b.iter(|| json_escapes::json_literal_strings(black_box(&values), 100_000).unwrap())
+    });
+    // The same language through an expression and regex-automata's subset construction, the
+    // route the trie replaced.
+    group.bench_function("literal_strings/200-identifiers-determinised", |b| {
+        b.iter(|| {
+            let texts = Re::alt(values.iter().map(|v| json::string_literal(v)).collect());
+            texts.compile(100_000, 2_000_000).unwrap()
+        })
+    });
+    let decoded = ecma::pattern_language("^[a-z][a-z0-9_-]{0,31}$", 100_000).unwrap();
+    group.bench_function("escape_layer/identifier-pattern", |b| {
+        b.iter(|| json_escapes::json_strings_decoding_to(black_box(&decoded), 100_000).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(masks, benches, automata);
 criterion_main!(masks);
