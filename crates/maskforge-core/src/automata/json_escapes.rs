@@ -12,10 +12,18 @@
 //! at nearly the same places, each subtrie is a function of a decoded state and a few leftover
 //! bits, and is built once for all (memoised, and equal nodes hash-consed). A body state thus
 //! costs a few hundred steps, not one per code unit, and so does each high surrogate range.
+//!
+//! A finite set of values ([`json_literal_strings`]: enums, consts, property names) takes a
+//! shorter road: the trie of its values' spellings, with equal suffixes merged.
 
 use foldhash::{HashMap, HashMapExt};
 
 use super::{json, ByteDfa, EdgeNode as Node, StateId, DEAD, NO_NODE};
+
+type NodeId = u32;
+
+/// No node: the spelling leads nowhere.
+const NONE: NodeId = NO_NODE;
 
 /// The JSON string automaton would exceed the state limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,11 +199,6 @@ impl SpellingTrie {
         Ok(child)
     }
 }
-
-type NodeId = u32;
-
-/// No node: the spelling leads nowhere.
-const NONE: NodeId = NO_NODE;
 
 /// A deterministic automaton under construction.
 struct Graph<'d> {

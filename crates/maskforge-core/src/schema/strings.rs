@@ -312,10 +312,11 @@ fn cached_text(
         .map_err(|(code, message)| keyword_diag(code, pointer, keyword, message))
 }
 
-/// Text automata of patterns, formats, length bounds and their intersections, built once per
-/// process: schemas repeat them (one `date-time` format per timestamp field, one `maxLength`
-/// beside one `pattern` in many fields) and both arms ask for them. Failures are cached too.
-/// The cache empties itself when it outgrows its budget.
+/// The automata of string keywords, built once per process: the texts of patterns, formats,
+/// length bounds, their intersections and enums, and the decoded keys of `patternProperties`.
+/// Schemas repeat them (one `date-time` format per timestamp field, one `maxLength` beside one
+/// `pattern` in many fields, one enum referenced from several places) and both arms ask for
+/// them. Failures are cached too. The cache empties itself when it outgrows its budget.
 fn cached(key: TextKey, max_states: usize, build: impl FnOnce() -> CachedText) -> CachedText {
     static CACHE: Mutex<Option<TextCache>> = Mutex::new(None);
     const BUDGET_BYTES: usize = 64 << 20;

@@ -598,7 +598,7 @@ struct SharedAutomata {
 }
 
 fn shared_automata() -> &'static SharedAutomata {
-    static SHARED: std::sync::OnceLock<SharedAutomata> = std::sync::OnceLock::new();
+    static SHARED: OnceLock<SharedAutomata> = OnceLock::new();
     SHARED.get_or_init(|| {
         let literal =
             |text: &[u8]| Arc::new(crate::automata::Re::literal(text).compile(64, 1024).expect("a literal is small"));
@@ -2283,7 +2283,7 @@ fn every_open_key_unbounded(any: &ByteDfa, text: &ByteDfa, unbounded_from: &[boo
 
 /// [`open_within_strings`] of the shared automaton of every string, computed once.
 fn open_within_every_string() -> &'static Vec<bool> {
-    static OPEN: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    static OPEN: OnceLock<Vec<bool>> = OnceLock::new();
     OPEN.get_or_init(|| open_within_strings(json::string_automaton()))
 }
 
