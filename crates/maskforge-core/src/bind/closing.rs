@@ -55,8 +55,9 @@ impl QuoteTails {
         for &id in &self.bare {
             mask::set_bit(&mut admitted, id);
         }
-        self.tails.walk(
+        self.tails.walk_pruned(
             WalkState::enter(graph, slack, matcher),
+            |walk, byte| walk.refuses(graph, byte),
             |walk, byte| {
                 *steps += 1;
                 walk.step(graph, slack, byte)

@@ -335,8 +335,9 @@ impl BoundInner {
                         // The closing tokens, walked as a trie from inside the string: tokens that
                         // share the bytes up to the quote replay them on the matcher once.
                         let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
-                        split.closing.walk(
+                        split.closing.walk_pruned(
                             start,
+                            |walk, byte| walk.refuses(graph, byte),
                             |walk, byte| {
                                 trie_steps += 1;
                                 walk.step(graph, strings.longest_token, byte)
@@ -356,8 +357,9 @@ impl BoundInner {
                 // inside strings, where the string's automaton alone decides until it closes.
                 out.fill(0);
                 let slack = strings.longest_token;
-                trie.walk(
+                trie.walk_pruned(
                     WalkState::enter(graph, slack, matcher.clone()),
+                    |state, byte| state.refuses(graph, byte),
                     |state, byte| {
                         trie_steps += 1;
                         state.step(graph, slack, byte)
@@ -415,8 +417,9 @@ impl BoundInner {
             // One replay per closing state serves every token, the content being forgotten.
             let mut replays: HashMap<StateId, Option<WalkState>> = HashMap::new();
             let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
-            split.late.walk(
+            split.late.walk_pruned(
                 start,
+                |walk, byte| walk.refuses(graph, byte),
                 |walk, byte| {
                     steps += 1;
                     walk.step_memo(graph, slack, byte, &mut replays)
@@ -571,6 +574,8 @@ enum WalkState {
     Full(DocumentMatcher),
     InString {
         entry: Arc<DocumentMatcher>,
+        /// Where the string's close is replayed from, when known (see [`Resume`]).
+        resume: Option<Resume>,
         string: Arc<ByteDfa>,
         state: StateId,
         len: u8,
@@ -578,6 +583,7 @@ enum WalkState {
     },
     InNumber {
         entry: Arc<DocumentMatcher>,
+        resume: Option<Resume>,
         number: Vec<NumberMatcher>,
         len: u8,
         bytes: [u8; IN_STRING_BYTES],
@@ -592,7 +598,58 @@ enum WalkState {
     },
 }
 
+/// The innermost container around a string or number a walk reads alone, and how many of the
+/// walk's bytes it had read: where the string closes or the number ends, the bytes since are
+/// replayed on a copy of it rather than on the whole matcher from the walk's entry. The
+/// containers above only hand it bytes, so it decides as the whole matcher would, until it
+/// closes.
+#[derive(Clone)]
+struct Resume {
+    inner: Arc<InnerContainer>,
+    at: u8,
+}
+
+impl Resume {
+    /// The walk state after the container reads `bytes[at..len]` then `byte`; `None` when it
+    /// refuses one, `Err` when it closes on the way (the whole matcher decides then).
+    fn replay(
+        &self,
+        graph: &crate::structured::Graph,
+        slack: u64,
+        entry: &Arc<DocumentMatcher>,
+        len: u8,
+        mut bytes: [u8; IN_STRING_BYTES],
+        byte: u8,
+    ) -> Result<Option<WalkState>, ()> {
+        if len as usize >= IN_STRING_BYTES {
+            return Err(());
+        }
+        bytes[len as usize] = byte;
+        let mut inner = InnerContainer::clone(&self.inner);
+        for &b in &bytes[self.at as usize..=len as usize] {
+            match inner.feed(graph, b) {
+                Step::Consumed => {}
+                Step::Rejected => return Ok(None),
+                Step::NotMine => return Err(()),
+            }
+        }
+        Ok(Some(WalkState::within(graph, slack, Arc::clone(entry), inner, len + 1, bytes)))
+    }
+}
+
 impl WalkState {
+    /// True only when [`WalkState::step`] would surely return `None` for `byte`: the walk then
+    /// skips the byte's subtree without copying the state.
+    fn refuses(&self, graph: &crate::structured::Graph, byte: u8) -> bool {
+        match self {
+            WalkState::Full(matcher) => matcher.refuses(graph, byte),
+            // A string that may close here is left to the matcher.
+            WalkState::InString { string, state, .. } => string.next(*state, byte) == DEAD,
+            WalkState::InNumber { number, .. } => !number.iter().any(|m| m.can_continue_with(byte) || m.is_accepting()),
+            WalkState::InContainer { inner, .. } => inner.refuses(graph, byte),
+        }
+    }
+
     /// [`WalkState::step`], reusing the walk state after a string closes in a given automaton
     /// state when the string's content does not matter past its close.
     fn step_memo(
@@ -620,30 +677,36 @@ impl WalkState {
     fn step(self, graph: &crate::structured::Graph, slack: u64, byte: u8) -> Option<WalkState> {
         match self {
             WalkState::Full(mut matcher) => matcher.feed(graph, byte).then(|| WalkState::enter(graph, slack, matcher)),
-            WalkState::InString { entry, string, state, len, mut bytes } => {
+            WalkState::InString { entry, resume, string, state, len, mut bytes } => {
                 let next = string.next(state, byte);
                 if next == DEAD {
                     return None;
                 }
                 if !string.is_accepting(next) && (len as usize) < IN_STRING_BYTES {
                     bytes[len as usize] = byte;
-                    return Some(WalkState::InString { entry, string, state: next, len: len + 1, bytes });
+                    return Some(WalkState::InString { entry, resume, string, state: next, len: len + 1, bytes });
                 }
                 // The string closed (the matcher decides whether it may close here) or the
-                // buffer is full: replay the bytes on the full matcher.
+                // buffer is full: replay the bytes on its container, or on the full matcher.
+                if let Some(Ok(walk)) = resume.map(|r| r.replay(graph, slack, &entry, len, bytes, byte)) {
+                    return walk;
+                }
                 replay(graph, slack, &entry, &bytes[..len as usize], byte)
             }
-            WalkState::InNumber { entry, mut number, len, mut bytes } => {
+            WalkState::InNumber { entry, resume, mut number, len, mut bytes } => {
                 if (len as usize) < IN_STRING_BYTES {
                     match feed_number(&mut number, byte) {
                         Step::Consumed => {
                             bytes[len as usize] = byte;
-                            return Some(WalkState::InNumber { entry, number, len: len + 1, bytes });
+                            return Some(WalkState::InNumber { entry, resume, number, len: len + 1, bytes });
                         }
                         Step::Rejected => return None,
                         // The number ended: the containers decide what the byte does.
                         Step::NotMine => {}
                     }
+                }
+                if let Some(Ok(walk)) = resume.map(|r| r.replay(graph, slack, &entry, len, bytes, byte)) {
+                    return walk;
                 }
                 replay(graph, slack, &entry, &bytes[..len as usize], byte)
             }
@@ -675,27 +738,35 @@ impl WalkState {
         bytes: [u8; IN_STRING_BYTES],
     ) -> WalkState {
         if let Some((string, state)) = inner.string_context(graph, slack) {
-            return WalkState::InString { entry, string: Arc::clone(string), state, len, bytes };
+            let string = Arc::clone(string);
+            let resume = Some(Resume { inner: Arc::new(inner), at: len });
+            return WalkState::InString { entry, resume, string, state, len, bytes };
         }
         match inner.number_contexts() {
-            Some(number) => WalkState::InNumber { entry, number, len, bytes },
+            Some(number) => {
+                let resume = Some(Resume { inner: Arc::new(inner), at: len });
+                WalkState::InNumber { entry, resume, number, len, bytes }
+            }
             None => WalkState::InContainer { entry, inner, len, bytes },
         }
     }
 
     /// Inside `string` at `state`, entered from `entry`, no byte read since.
     fn in_string(entry: Arc<DocumentMatcher>, string: Arc<ByteDfa>, state: StateId) -> WalkState {
-        WalkState::InString { entry, string, state, len: 0, bytes: [0; IN_STRING_BYTES] }
+        let resume = entry.inner_container().map(|inner| Resume { inner: Arc::new(inner), at: 0 });
+        WalkState::InString { entry, resume, string, state, len: 0, bytes: [0; IN_STRING_BYTES] }
     }
 
     fn enter(graph: &crate::structured::Graph, slack: u64, matcher: DocumentMatcher) -> WalkState {
         if let Some((string, state)) = matcher.string_context(graph, slack) {
             let string = Arc::clone(string);
-            return WalkState::in_string(Arc::new(matcher), string, state);
+            let entry = Arc::new(matcher);
+            return WalkState::InString { entry, resume: None, string, state, len: 0, bytes: [0; IN_STRING_BYTES] };
         }
         match matcher.number_contexts() {
             Some(number) => {
-                WalkState::InNumber { entry: Arc::new(matcher), number, len: 0, bytes: [0; IN_STRING_BYTES] }
+                let entry = Arc::new(matcher);
+                WalkState::InNumber { entry, resume: None, number, len: 0, bytes: [0; IN_STRING_BYTES] }
             }
             None => match matcher.inner_container() {
                 Some(inner) => {

@@ -499,6 +499,73 @@ impl Value {
     }
 }
 
+/// Whether `b` can begin some JSON value.
+fn starts_value(b: u8) -> bool {
+    matches!(b, b'"' | b'{' | b'[' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+}
+
+/// Whether a value of `node` surely cannot begin with `b` (see [`Value::refuses`]).
+fn start_refuses(graph: &Graph, node: NodeId, b: u8) -> bool {
+    let n = graph.node(node);
+    match b {
+        b'n' => !n.null,
+        b't' => !n.true_,
+        b'f' => !n.false_,
+        b'"' => n.strings.is_none() && n.counted_strings.is_none() && n.syntax_strings.is_none(),
+        b'-' | b'0'..=b'9' => n.numbers.is_empty(),
+        b'{' => n.objects.is_empty(),
+        b'[' => n.arrays.is_empty(),
+        _ => true,
+    }
+}
+
+impl Value {
+    /// A cheap look ahead for mask walks: true only when [`Value::feed`] would surely return
+    /// [`Step::Rejected`] for `b`, so that a walk can skip the byte without copying the value.
+    /// False when unsure.
+    fn refuses(&self, graph: &Graph, b: u8) -> bool {
+        match self {
+            Value::Start(node) => start_refuses(graph, *node, b),
+            Value::Leaf { dfa, state } => dfa.next(*state, b) == DEAD && !dfa.is_accepting(*state),
+            Value::Number(matchers) => !matchers.iter().any(|m| m.can_continue_with(b) || m.is_accepting()),
+            Value::Counted(_) | Value::Syntax(_) => false,
+            Value::Object(o) => o.refuses(graph, b),
+            Value::Array(a) => a.refuses(graph, b),
+        }
+    }
+}
+
+impl ObjectValue {
+    /// See [`Value::refuses`].
+    fn refuses(&self, graph: &Graph, b: u8) -> bool {
+        use ObjectPhase::*;
+        match self.phase {
+            Closed => false,
+            InKey => graph.any_string.next(self.key_text, b) == DEAD,
+            InValue => self.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.refuses(graph, b))),
+            AfterOpen => !(is_ws(b) || b == b'"' || b == b'}'),
+            AfterComma => !(is_ws(b) || b == b'"'),
+            AfterKey => !(is_ws(b) || b == b':'),
+            AfterColon => !(is_ws(b) || starts_value(b)),
+            AfterValue => !(is_ws(b) || b == b',' || b == b'}'),
+        }
+    }
+}
+
+impl ArrayValue {
+    /// See [`Value::refuses`].
+    fn refuses(&self, graph: &Graph, b: u8) -> bool {
+        use ArrayPhase::*;
+        match self.phase {
+            Closed => false,
+            InItem => self.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.refuses(graph, b))),
+            AfterOpen => !(is_ws(b) || b == b']' || starts_value(b)),
+            AfterComma => !(is_ws(b) || starts_value(b)),
+            AfterItem => !(is_ws(b) || b == b',' || b == b']'),
+        }
+    }
+}
+
 /// A string admitted by its length in code points (a bound too large for an automaton), read on
 /// the any-string automaton with a counter; the node's other strings, if any, run alongside.
 #[derive(Debug, Clone)]
@@ -1744,6 +1811,11 @@ impl InnerContainer {
         }
     }
 
+    /// True only when [`InnerContainer::feed`] would surely refuse `b` (see [`Value::refuses`]).
+    pub(crate) fn refuses(&self, graph: &Graph, b: u8) -> bool {
+        self.value.refuses(graph, b)
+    }
+
     /// See [`DocumentMatcher::string_context`].
     pub(crate) fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
         if !self.value.in_string(graph) {
@@ -1848,6 +1920,15 @@ impl DocumentMatcher {
         }
     }
 
+    /// True only when [`DocumentMatcher::feed`] would surely return false for `b` (see
+    /// [`Value::refuses`]).
+    pub(crate) fn refuses(&self, graph: &Graph, b: u8) -> bool {
+        if self.trailing {
+            return !is_ws(b);
+        }
+        (self.started || !is_ws(b)) && self.value.refuses(graph, b)
+    }
+
     pub(crate) fn feed_all(&mut self, graph: &Graph, bytes: &[u8]) -> bool {
         bytes.iter().all(|&b| self.feed(graph, b))
     }
@@ -1947,5 +2028,57 @@ impl DocumentMatcher {
             true
         });
         all.then_some(contexts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executable::Backend;
+    use crate::Compiler;
+
+    /// The look ahead of mask walks never refuses a byte the matcher takes, and does refuse
+    /// most of the bytes it does not take.
+    #[test]
+    fn refused_bytes_are_rejected() {
+        let cases = [
+            (
+                r#"{"type": "object", "properties": {"n": {"type": "integer"}, "s": {"enum": ["a", "b"]}}, "additionalProperties": {"type": "array", "items": {"type": ["boolean", "null", "number"]}}}"#,
+                r#"{"n": -12, "x": [true, null, 1.5e3, false], "s": "b", "y": []}"#,
+            ),
+            (
+                r#"{"anyOf": [{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"], "additionalProperties": false}, {"type": "array", "items": {"type": "object"}}]}"#,
+                r#"[{"k": {"z": "q\"r"}}, {}]"#,
+            ),
+            (r#"{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]}"#, r#" { "k" : 1 } "#),
+        ];
+        let (mut refused, mut rejected) = (0, 0);
+        for (schema, text) in cases {
+            let executable = Compiler::without_cache().compile_json_schema(schema).unwrap();
+            let Backend::Structured(program) = executable.executable().backend() else {
+                panic!("{schema} is structured")
+            };
+            let graph = &program.graph;
+            let mut matcher = program.start();
+            for at in 0..=text.len() {
+                let inner = matcher.inner_container();
+                for b in 0..=255u8 {
+                    let taken = matcher.clone().feed(graph, b);
+                    rejected += usize::from(!taken);
+                    if matcher.refuses(graph, b) {
+                        assert!(!taken, "{schema}: {:?} refused after {:?}", b as char, &text[..at]);
+                        refused += 1;
+                    }
+                    if let Some(inner) = inner.as_ref().filter(|i| i.refuses(graph, b)) {
+                        let step = inner.clone().feed(graph, b);
+                        assert_eq!(step, Step::Rejected, "{schema}: {:?} after {:?}", b as char, &text[..at]);
+                    }
+                }
+                if at < text.len() {
+                    assert!(matcher.feed(graph, text.as_bytes()[at]), "{schema} takes {text}");
+                }
+            }
+        }
+        assert!(refused * 4 > rejected * 3, "the look ahead refuses {refused} of {rejected} rejected bytes");
     }
 }

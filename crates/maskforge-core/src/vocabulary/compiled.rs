@@ -177,9 +177,19 @@ impl TokenTrie {
     /// Walks every sequence from `start`. `step(state, symbol)` returns the next state or `None`
     /// when the symbol is dead there (the whole subtree is skipped). `emit(state, ids)` is called
     /// with the state reached at the end of each sequence that stays alive, and its token ids.
-    pub fn walk<S: Clone>(
+    pub fn walk<S: Clone>(&self, start: S, step: impl FnMut(S, u8) -> Option<S>, emit: impl FnMut(&S, &[TokenId])) {
+        self.walk_pruned(start, |_, _| false, step, emit);
+    }
+
+    /// [`TokenTrie::walk`], first asking `refuses(state, symbol)` whether `step` would surely
+    /// return `None` there: such subtrees are skipped without copying the parent's state,
+    /// which pays when states are costly to copy and most symbols are dead. `refuses` may
+    /// answer false when unsure; answering true where `step` would not return `None` loses
+    /// tokens.
+    pub fn walk_pruned<S: Clone>(
         &self,
         start: S,
+        mut refuses: impl FnMut(&S, u8) -> bool,
         mut step: impl FnMut(S, u8) -> Option<S>,
         mut emit: impl FnMut(&S, &[TokenId]),
     ) {
@@ -195,6 +205,13 @@ impl TokenTrie {
             let depth = self.depths[i] as usize;
             states.truncate(depth);
             let subtree_end = self.subtree_ends[i] as usize;
+            if refuses(
+                states[depth - 1].as_ref().expect("a parent's state is read before its last child"),
+                self.symbols[i],
+            ) {
+                i = subtree_end;
+                continue;
+            }
             let last_child = subtree_end == n || (self.depths[subtree_end] as usize) < depth;
             let parent = if last_child { states[depth - 1].take() } else { states[depth - 1].clone() };
             match step(parent.expect("a parent's state is read before its last child"), self.symbols[i]) {
