@@ -541,7 +541,12 @@ impl ObjectValue {
         use ObjectPhase::*;
         match self.phase {
             Closed => false,
-            InKey => graph.any_string.next(self.key_text, b) == DEAD,
+            InKey => {
+                let next = graph.any_string.next(self.key_text, b);
+                next == DEAD
+                    || (!graph.any_string.is_accepting(next)
+                        && self.tracks.iter().all(|t| t.key_refuses(graph, &self.key, b)))
+            }
             InValue => self.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.refuses(graph, b))),
             AfterOpen => !(is_ws(b) || b == b'"' || b == b'}'),
             AfterComma => !(is_ws(b) || b == b'"'),
@@ -549,6 +554,26 @@ impl ObjectValue {
             AfterColon => !(is_ws(b) || starts_value(b)),
             AfterValue => !(is_ws(b) || b == b',' || b == b'}'),
         }
+    }
+}
+
+impl ObjectTrack {
+    /// Whether the key being read, `decoder` so far, surely cannot go on with `b` (not a
+    /// closing quote) on this track: it takes no key not named by its shape, and `b` is a
+    /// plain character that no named key has next. False when unsure.
+    fn key_refuses(&self, graph: &Graph, decoder: &StringDecoder, b: u8) -> bool {
+        let shape = self.shape(graph);
+        let Some(options) = &self.key_options else { return false };
+        if options.open || keys_are_patterns(shape) || decoder.has_pending() || !(0x20..0x80).contains(&b) || b == b'\\'
+        {
+            return false;
+        }
+        let unnamed = shape.keys.as_ref().is_some_and(|keys| {
+            keys.allowed_text
+                .as_ref()
+                .is_some_and(|text| self.allowed_key != DEAD && text.next(self.allowed_key, b) != DEAD)
+        });
+        !unnamed && !KeyOptions::some_name_continues(shape, decoder.value(), b)
     }
 }
 
@@ -829,12 +854,7 @@ impl KeyOptions {
         shape: &'a ObjectShape,
         decoder: &'a StringDecoder,
     ) -> impl Iterator<Item = (&'a str, usize)> + 'a {
-        let sorted = shape.sorted_names.get_or_init(|| {
-            let mut sorted: Vec<(Box<str>, u32)> =
-                Self::candidates(shape).enumerate().map(|(i, name)| (name.as_str().into(), i as u32)).collect();
-            sorted.sort_unstable();
-            sorted.into_boxed_slice()
-        });
+        let sorted = Self::sorted_names(shape);
         let text = decoder.value();
         let start = sorted.partition_point(|(name, _)| &**name < text);
         sorted[start..]
@@ -842,6 +862,26 @@ impl KeyOptions {
             .take_while(move |(name, _)| name.starts_with(text))
             .filter(|(name, _)| decoder.can_end_as(&name[text.len()..]))
             .map(|(name, i)| (&**name, *i as usize))
+    }
+
+    /// The named keys in byte order, with their indices in [`KeyOptions::candidates`].
+    fn sorted_names(shape: &ObjectShape) -> &[(Box<str>, u32)] {
+        shape.sorted_names.get_or_init(|| {
+            let mut sorted: Vec<(Box<str>, u32)> =
+                Self::candidates(shape).enumerate().map(|(i, name)| (name.as_str().into(), i as u32)).collect();
+            sorted.sort_unstable();
+            sorted.into_boxed_slice()
+        })
+    }
+
+    /// Whether some named key starts with `text` followed by the byte `b`.
+    fn some_name_continues(shape: &ObjectShape, text: &str, b: u8) -> bool {
+        let sorted = Self::sorted_names(shape);
+        let extended = || text.bytes().chain(std::iter::once(b));
+        let start = sorted.partition_point(|(name, _)| name.bytes().lt(extended()));
+        sorted
+            .get(start)
+            .is_some_and(|(name, _)| name.len() > text.len() && name.bytes().zip(extended()).all(|(x, y)| x == y))
     }
 
     /// The named keys, in a fixed order. Required names need not be declared in `properties`.
@@ -2051,6 +2091,11 @@ mod tests {
                 r#"[{"k": {"z": "q\"r"}}, {}]"#,
             ),
             (r#"{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]}"#, r#" { "k" : 1 } "#),
+            (
+                // Named keys only, beside keys of a pattern: inside keys, bytes no key has next.
+                r#"{"type": "object", "properties": {"key": {}, "kez": {}, "\u00e9t\u00e9": {}}, "patternProperties": {"^x-[a-z]+$": {}}, "additionalProperties": false}"#,
+                r#"{"kez": 1, "x-ab": 2, "\u00e9t\u00e9": 3, "key": 4}"#,
+            ),
         ];
         let (mut refused, mut rejected) = (0, 0);
         for (schema, text) in cases {
