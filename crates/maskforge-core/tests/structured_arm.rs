@@ -128,7 +128,7 @@ fn vocabulary() -> CompiledVocabulary {
     let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
     for t in [
         "{\"", "\":", "\",", "\"}", "ok", "value", "children", "[{", "}]", "},", "12", "1.", "e-", "00", "true",
-        "null", " {", "x\",", "\\\"\",",
+        "null", " {", "x\",", "\\\"\",", "ok\":", "value\":", "\":\"", "\":1", "\": {\"", "x\":\"", "ok\": 1,",
     ] {
         tokens.push(t.as_bytes().to_vec());
     }
@@ -300,6 +300,21 @@ fn structured_masks_equal_reference_masks() {
         (
             r#"{"type": "array", "oneOf": [{"items": {"type": "integer"}}, {"prefixItems": [{"type": "integer"}], "items": {"type": "null"}}]}"#,
             r#"[12, null, null]"#,
+        ),
+        (
+            // Inside keys of open objects the closing tokens are decided by what the key closes
+            // into: a named key, any other key, a key seen before.
+            r#"{"type": "object", "properties": {"ok": {"type": "integer"}}, "additionalProperties": {"type": "string"}}"#,
+            r#"{"value": "x", "ok": 1, "x": "ok", "okay": ""}"#,
+        ),
+        (
+            r#"{"type": "object", "patternProperties": {"^v": {"type": "integer"}}, "additionalProperties": {"type": "string"}}"#,
+            r#"{"value": 1, "x": "value", "vx": 2}"#,
+        ),
+        (
+            // Once room is left for the required key only, other keys close into nothing.
+            r#"{"type": "object", "required": ["ok"], "maxProperties": 2, "additionalProperties": {"type": ["integer", "object"]}}"#,
+            r#"{"value": 1, "ok": {"x": 1, "ok": 1}}"#,
         ),
     ];
     for (schema, text) in cases {

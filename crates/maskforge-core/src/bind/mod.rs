@@ -19,8 +19,8 @@ use crate::mask;
 use crate::numbers::NumberMatcher;
 use crate::options::BindPolicy;
 use crate::session::Session;
-use crate::structured::{feed_number, DocumentMatcher, InnerContainer, Step, StructuredProgram};
-use crate::vocabulary::{CompiledVocabulary, TokenTrie, Vocabulary};
+use crate::structured::{feed_number, DocumentMatcher, InnerContainer, KeyCloses, Step, StructuredProgram};
+use crate::vocabulary::{CompiledVocabulary, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use closing::CloseMemo;
 pub(crate) use rows::RowTable;
@@ -123,6 +123,55 @@ pub(crate) struct StringSplit {
     first_quote: Vec<FirstQuoteCloses>,
     /// The other closing tokens (an escaped quote comes first), as a byte trie.
     late: TokenTrie,
+    late_tokens: Vec<TokenId>,
+    /// The closing tokens by their bytes before the quote, for masks inside keys; made on first
+    /// use.
+    by_content: OnceLock<ContentCloses>,
+}
+
+/// The closing tokens of a string split as masks inside keys read them (see [`KeyCloses`]);
+/// those with something else than whitespace or a colon right after the quote are left out,
+/// as no key's close admits them.
+#[derive(Debug)]
+struct ContentCloses {
+    /// Tokens that close at their first quote with no `,` or `}` after it, by their bytes
+    /// before the quote.
+    groups: Vec<(Vec<u8>, Vec<TokenId>)>,
+    /// The other closing tokens, as a byte trie: they may reach past the member's value.
+    walked: TokenTrie,
+}
+
+impl ContentCloses {
+    fn new(vocabulary: &Vocabulary, split: &StringSplit) -> ContentCloses {
+        let mut groups: HashMap<Vec<u8>, Vec<TokenId>> = HashMap::new();
+        let mut walked = Vec::new();
+        for &id in split.first_quote.iter().flat_map(|close| &close.tokens) {
+            let bytes = vocabulary.token_bytes(id).expect("closing tokens have bytes");
+            let quote = bytes.iter().position(|&b| b == b'"').expect("closing tokens hold a quote");
+            // After a key only whitespace and a colon may come.
+            if bytes[quote + 1..]
+                .iter()
+                .find(|&&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                .is_some_and(|&b| b != b':')
+            {
+                continue;
+            }
+            if bytes[quote..].iter().any(|&b| b == b',' || b == b'}') {
+                walked.push((bytes.to_vec(), id));
+            } else {
+                groups.entry(bytes[..quote].to_vec()).or_default().push(id);
+            }
+        }
+        walked.extend(
+            split
+                .late_tokens
+                .iter()
+                .map(|&id| (vocabulary.token_bytes(id).expect("closing tokens have bytes").to_vec(), id)),
+        );
+        let mut groups: Vec<(Vec<u8>, Vec<TokenId>)> = groups.into_iter().collect();
+        groups.sort_unstable();
+        ContentCloses { groups, walked: TokenTrie::build(walked) }
+    }
 }
 
 impl BoundSchema {
@@ -318,7 +367,14 @@ impl BoundInner {
                 // (their union is admitted); the tokens that close a string are walked from it.
                 out.fill(0);
                 // A value string every track reads alike: see `closing`.
-                if let ([(string, state)], true) = (&contexts[..], matcher.closing_forgets_content(graph)) {
+                let keys = matcher.key_closes(graph);
+                if let ([(string, state)], Some(keys)) = (&contexts[..], keys) {
+                    let split = self.string_split(strings, string, *state);
+                    for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
+                        *word |= inside;
+                    }
+                    trie_steps += self.close_keys(matcher, keys, &split, string, *state, out);
+                } else if let ([(string, state)], true) = (&contexts[..], matcher.closing_forgets_content(graph)) {
                     let split = self.string_split(strings, string, *state);
                     for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
                         *word |= inside;
@@ -434,6 +490,77 @@ impl BoundInner {
         steps
     }
 
+    /// The closing tokens inside a key (see [`KeyCloses`]): those that close at their first
+    /// quote with nothing after it that could end the member are decided once per outcome of
+    /// the close, on the matcher after one of them; the others are walked. Returns the trie
+    /// nodes stepped.
+    fn close_keys(
+        &self,
+        matcher: &DocumentMatcher,
+        mut keys: KeyCloses,
+        split: &StringSplit,
+        string: &Arc<ByteDfa>,
+        state: StateId,
+        out: &mut [u32],
+    ) -> usize {
+        let BoundKind::Structured { program, strings, .. } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        let graph = &program.graph;
+        let slack = strings.longest_token;
+        let tails = strings.shared.tails.get_or_init(|| QuoteTails::new(&self.vocabulary));
+        let closes = split.by_content.get_or_init(|| ContentCloses::new(&self.vocabulary, split));
+        let mut steps = 0;
+        // What the tokens after the quote may hold, by outcome: worked out on the first key of
+        // each outcome.
+        let mut admitted: Vec<Option<Vec<u32>>> = Vec::new();
+        let mut text = Vec::new();
+        for (content, tokens) in &closes.groups {
+            let Some(outcome) = keys.close(graph, content) else {
+                // Not a key's close after all: each token on the matcher.
+                for &id in tokens {
+                    let bytes = self.vocabulary.token_bytes(id).expect("closing tokens have bytes");
+                    if matcher.clone().feed_all(graph, bytes) {
+                        mask::set_bit(out, id);
+                    }
+                }
+                continue;
+            };
+            if outcome == admitted.len() {
+                text.clear();
+                text.extend_from_slice(content);
+                text.push(b'"');
+                let mut after = matcher.clone();
+                let taken = keys.is_taken(outcome) && after.feed_all(graph, &text);
+                admitted.push(taken.then(|| tails.admitted(graph, slack, after, self.word_count, &mut steps)));
+            }
+            if let Some(admitted) = &admitted[outcome] {
+                for &id in tokens {
+                    if mask::get_bit(admitted, id) {
+                        mask::set_bit(out, id);
+                    }
+                }
+            }
+        }
+        if closes.walked.node_count() > 1 {
+            let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
+            closes.walked.walk_pruned(
+                start,
+                |walk, byte| walk.refuses(graph, byte),
+                |walk, byte| {
+                    steps += 1;
+                    walk.step(graph, slack, byte)
+                },
+                |_, ids| {
+                    for &id in ids {
+                        mask::set_bit(out, id);
+                    }
+                },
+            );
+        }
+        steps
+    }
+
     fn string_split(&self, rows: &StringRows, string: &Arc<ByteDfa>, state: StateId) -> Arc<StringSplit> {
         if Arc::ptr_eq(string, json::string_automaton()) {
             let shared = &rows.shared;
@@ -518,7 +645,16 @@ impl BoundInner {
                 }
             },
         );
-        (StringSplit { inside, closing: TokenTrie::build(closing), first_quote, late: TokenTrie::build(late) }, walked)
+        let late_tokens = late.iter().map(|&(_, id)| id).collect();
+        let split = StringSplit {
+            inside,
+            closing: TokenTrie::build(closing),
+            first_quote,
+            late: TokenTrie::build(late),
+            late_tokens,
+            by_content: OnceLock::new(),
+        };
+        (split, walked)
     }
 
     /// The class trie of a string automaton's byte partition, once it pays: when a cache holds

@@ -1821,6 +1821,129 @@ pub(crate) struct DocumentMatcher {
     nesting: Nesting,
 }
 
+/// What closing a key leads to, key by key, for masks inside a key (from
+/// [`DocumentMatcher::key_closes`]).
+///
+/// Every track takes any key, so each survives every byte of a key and only the closing quote
+/// decides, by [`key_use`]. Two keys with the same [`KeyClose`] leave matchers that differ only
+/// in the key text, which the object reads again only when the member's value has ended and a
+/// `,` or `}` follows (the keys seen decide those); its containers above never read it. So
+/// the bytes a token holds after its closing quote, up to such a byte, are read alike.
+pub(crate) struct KeyCloses<'m> {
+    object: &'m ObjectValue,
+    /// Per track, whether every key the text so far can become is neither named by its shape
+    /// nor seen, and its shape reads unnamed keys on one schema: all close alike.
+    plain: Vec<bool>,
+    /// Per track, [`key_use`] of the keys not named by its shape nor seen, by their value
+    /// schema: it depends on nothing else of them.
+    unnamed: Vec<Vec<(NodeId, bool)>>,
+    /// The outcomes met so far; [`KeyCloses::close`] answers an index into them.
+    outcomes: Vec<KeyClose>,
+    /// The one outcome, once known, when every track is plain.
+    uniform: Option<usize>,
+    /// The key being closed, and its outcome (reused between keys).
+    key: String,
+    outcome: Vec<Option<NodeId>>,
+}
+
+/// For each track, the node the member's value is read on, or `None` where the key is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct KeyClose(Vec<Option<NodeId>>);
+
+impl<'m> KeyCloses<'m> {
+    fn new(graph: &Graph, object: &'m ObjectValue) -> KeyCloses<'m> {
+        let prefix = object.key.value();
+        let pending = object.key.has_pending();
+        let plain = object
+            .tracks
+            .iter()
+            .map(|track| {
+                let shape = track.shape(graph);
+                let sorted = KeyOptions::sorted_names(shape);
+                let start = sorted.partition_point(|(name, _)| &**name < prefix);
+                let named = sorted.get(start).is_some_and(|(name, _)| name.starts_with(prefix));
+                !pending && shape.keys.is_none() && !named && !track.seen.iter().any(|k| k.starts_with(prefix))
+            })
+            .collect();
+        let tracks = object.tracks.len();
+        KeyCloses {
+            object,
+            plain,
+            unnamed: vec![Vec::new(); tracks],
+            outcomes: Vec::new(),
+            uniform: None,
+            key: String::new(),
+            outcome: Vec::new(),
+        }
+    }
+
+    /// The outcome of the key read so far followed by `content` then a closing quote, as an
+    /// index into the outcomes met; `None` when those bytes do not close the key there.
+    pub(crate) fn close(&mut self, graph: &Graph, content: &[u8]) -> Option<usize> {
+        if self.uniform.is_some() {
+            return self.uniform;
+        }
+        if !self.read_key(content) {
+            return None;
+        }
+        let key = self.key.as_str();
+        self.outcome.clear();
+        for ((track, &plain), unnamed) in self.object.tracks.iter().zip(&self.plain).zip(&mut self.unnamed) {
+            let shape = track.shape(graph);
+            let node = if plain { shape.other } else { shape.value_schema(key) };
+            let named = !plain && (shape.properties.contains_key(key) || shape.required.contains(key));
+            let allowed = if named || (!plain && track.seen.iter().any(|k| k == key)) {
+                key_use(graph, shape, &track.seen, key, false).is_some()
+            } else if let Some(&(_, allowed)) = unnamed.iter().find(|(n, _)| *n == node) {
+                allowed
+            } else {
+                let allowed = key_use(graph, shape, &track.seen, key, false).is_some();
+                unnamed.push((node, allowed));
+                allowed
+            };
+            self.outcome.push(allowed.then_some(node));
+        }
+        let index = match self.outcomes.iter().position(|known| known.0 == self.outcome) {
+            Some(index) => index,
+            None => {
+                self.outcomes.push(KeyClose(self.outcome.clone()));
+                self.outcomes.len() - 1
+            }
+        };
+        if self.plain.iter().all(|&plain| plain) {
+            self.uniform = Some(index);
+        }
+        Some(index)
+    }
+
+    /// Decodes the key closed by `content` and a quote into `self.key`; false when they do not
+    /// close it. Without escapes the key is the text so far and the content's characters.
+    fn read_key(&mut self, content: &[u8]) -> bool {
+        self.key.clear();
+        if !self.object.key.has_pending() && !content.contains(&b'\\') {
+            let Ok(content) = std::str::from_utf8(content) else { return false };
+            if content.contains('"') || content.bytes().any(|b| b < 0x20) {
+                return false;
+            }
+            self.key.push_str(self.object.key.value());
+            self.key.push_str(content);
+            return true;
+        }
+        let mut decoder = self.object.key.clone();
+        let continues = content.iter().all(|&b| decoder.feed(b) == DecodeStep::Continue);
+        if !continues || decoder.feed(b'"') != DecodeStep::Closed {
+            return false;
+        }
+        self.key.push_str(decoder.value());
+        true
+    }
+
+    /// Whether some track takes a key of outcome `index`.
+    pub(crate) fn is_taken(&self, index: usize) -> bool {
+        self.outcomes[index].0.iter().any(Option::is_some)
+    }
+}
+
 /// The innermost open container of a document, read apart from the containers above it (see
 /// [`DocumentMatcher::inner_container`]), with the document's whitespace and nesting counts.
 #[derive(Debug, Clone)]
@@ -1996,6 +2119,17 @@ impl DocumentMatcher {
     /// document decides. Stepping it alone spares copying the containers above at every node
     /// of a mask's walk; `None` for the outermost container, which has none above it.
     pub(crate) fn inner_container(&self) -> Option<InnerContainer> {
+        self.innermost().filter(|value| !std::ptr::eq(*value, &self.value)).map(|value| InnerContainer {
+            value: value.clone(),
+            whitespace_run: self.whitespace_run,
+            max_whitespace: self.max_whitespace,
+            nesting: self.nesting,
+        })
+    }
+
+    /// The innermost open container every container above only hands bytes on to (see
+    /// [`DocumentMatcher::inner_container`]), the outermost one included.
+    fn innermost(&self) -> Option<&Value> {
         if self.trailing || !self.started {
             return None;
         }
@@ -2026,12 +2160,17 @@ impl DocumentMatcher {
                 _ => break,
             }
         }
-        inner.filter(|value| !std::ptr::eq(*value, &self.value)).map(|value| InnerContainer {
-            value: value.clone(),
-            whitespace_run: self.whitespace_run,
-            max_whitespace: self.max_whitespace,
-            nesting: self.nesting,
-        })
+        inner
+    }
+
+    /// When the matcher is inside a key whose every track takes any key and has no witness
+    /// member pending, in the innermost container (see [`DocumentMatcher::inner_container`]):
+    /// what closing that key leads to, for [`KeyCloses`].
+    pub(crate) fn key_closes(&self, graph: &Graph) -> Option<KeyCloses<'_>> {
+        let Some(Value::Object(object)) = self.innermost() else { return None };
+        let groupable =
+            object.phase == ObjectPhase::InKey && object.tracks.iter().all(|t| !t.pending && t.takes_any_key(graph));
+        groupable.then(|| KeyCloses::new(graph, object))
     }
 
     /// See [`Value::string_context`].
