@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use super::WalkState;
+use super::walk::WalkState;
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::mask;
 use crate::structured::{DocumentMatcher, Graph};
@@ -58,9 +58,9 @@ impl QuoteTails {
         self.tails.walk_pruned(
             WalkState::enter(graph, slack, matcher),
             |walk, byte| walk.refuses(graph, byte),
-            |walk, byte| {
+            |walk, path, byte| {
                 *steps += 1;
-                walk.step(graph, slack, byte)
+                walk.step(graph, slack, path, byte)
             },
             |_, ids| {
                 for &id in ids {

@@ -7,6 +7,7 @@
 
 mod closing;
 mod rows;
+mod walk;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -16,16 +17,16 @@ use crate::compiler::TrieCache;
 use crate::error::Result;
 use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
-use crate::numbers::NumberMatcher;
 use crate::options::BindPolicy;
 use crate::session::Session;
-use crate::structured::{feed_number, DocumentMatcher, InnerContainer, KeyCloses, Step, StructuredProgram};
+use crate::structured::{DocumentMatcher, KeyCloses, StructuredProgram};
 use crate::vocabulary::{CompiledVocabulary, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use closing::CloseMemo;
 pub(crate) use rows::RowTable;
 
 use closing::{FirstQuoteCloses, QuoteTails};
+use walk::WalkState;
 
 /// How a session's mask is produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -390,13 +391,13 @@ impl BoundInner {
                         }
                         // The closing tokens, walked as a trie from inside the string: tokens that
                         // share the bytes up to the quote replay them on the matcher once.
-                        let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
+                        let start = WalkState::in_string(matcher, string, state);
                         split.closing.walk_pruned(
                             start,
                             |walk, byte| walk.refuses(graph, byte),
-                            |walk, byte| {
+                            |walk, path, byte| {
                                 trie_steps += 1;
-                                walk.step(graph, strings.longest_token, byte)
+                                walk.step(graph, strings.longest_token, path, byte)
                             },
                             |_, ids| {
                                 for &id in ids {
@@ -416,9 +417,9 @@ impl BoundInner {
                 trie.walk_pruned(
                     WalkState::enter(graph, slack, matcher.clone()),
                     |state, byte| state.refuses(graph, byte),
-                    |state, byte| {
+                    |state, path, byte| {
                         trie_steps += 1;
-                        state.step(graph, slack, byte)
+                        state.step(graph, slack, path, byte)
                     },
                     |_, ids| {
                         for &id in ids {
@@ -472,13 +473,13 @@ impl BoundInner {
         if split.late.node_count() > 1 {
             // One replay per closing state serves every token, the content being forgotten.
             let mut replays: HashMap<StateId, Option<WalkState>> = HashMap::new();
-            let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
+            let start = WalkState::in_string(matcher, string, state);
             split.late.walk_pruned(
                 start,
                 |walk, byte| walk.refuses(graph, byte),
-                |walk, byte| {
+                |walk, path, byte| {
                     steps += 1;
-                    walk.step_memo(graph, slack, byte, &mut replays)
+                    walk.step_memo(graph, slack, path, byte, &mut replays)
                 },
                 |_, ids| {
                     for &id in ids {
@@ -543,13 +544,13 @@ impl BoundInner {
             }
         }
         if closes.walked.node_count() > 1 {
-            let start = WalkState::in_string(Arc::new(matcher.clone()), Arc::clone(string), state);
+            let start = WalkState::in_string(matcher, string, state);
             closes.walked.walk_pruned(
                 start,
                 |walk, byte| walk.refuses(graph, byte),
-                |walk, byte| {
+                |walk, path, byte| {
                     steps += 1;
-                    walk.step(graph, slack, byte)
+                    walk.step(graph, slack, path, byte)
                 },
                 |_, ids| {
                     for &id in ids {
@@ -693,239 +694,6 @@ impl BoundInner {
 /// trie. Building once the splits have walked that much bounds the total at twice the best
 /// choice made in hindsight.
 const WALKS_PER_CLASS_TRIE: u64 = 8;
-
-/// Bytes a structured walk reads inside one string or number before handing back to the full
-/// matcher.
-const IN_STRING_BYTES: usize = 48;
-
-/// The state of a structured mask's trie walk: the whole matcher, or, inside a string whose
-/// content its automaton alone decides (the matcher's string context) or numbers their
-/// containers only hand bytes to (its number contexts), the matcher where the string or numbers
-/// were entered, the string's automaton state or the numbers' matchers, and the bytes read
-/// since.
-/// Copying the innermost value at each trie node instead of the whole matcher is what makes
-/// these walks cheap.
-#[derive(Clone)]
-enum WalkState {
-    Full(DocumentMatcher),
-    InString {
-        entry: Arc<DocumentMatcher>,
-        /// Where the string's close is replayed from, when known (see [`Resume`]).
-        resume: Option<Resume>,
-        string: Arc<ByteDfa>,
-        state: StateId,
-        len: u8,
-        bytes: [u8; IN_STRING_BYTES],
-    },
-    InNumber {
-        entry: Arc<DocumentMatcher>,
-        resume: Option<Resume>,
-        number: Vec<NumberMatcher>,
-        len: u8,
-        bytes: [u8; IN_STRING_BYTES],
-    },
-    /// Between values or inside keys: the innermost open container, read apart from the
-    /// containers above it, which only hand it bytes.
-    InContainer {
-        entry: Arc<DocumentMatcher>,
-        inner: InnerContainer,
-        len: u8,
-        bytes: [u8; IN_STRING_BYTES],
-    },
-}
-
-/// The innermost container around a string or number a walk reads alone, and how many of the
-/// walk's bytes it had read: where the string closes or the number ends, the bytes since are
-/// replayed on a copy of it rather than on the whole matcher from the walk's entry. The
-/// containers above only hand it bytes, so it decides as the whole matcher would, until it
-/// closes.
-#[derive(Clone)]
-struct Resume {
-    inner: Arc<InnerContainer>,
-    at: u8,
-}
-
-impl Resume {
-    /// The walk state after the container reads `bytes[at..len]` then `byte`; `None` when it
-    /// refuses one, `Err` when it closes on the way (the whole matcher decides then).
-    fn replay(
-        &self,
-        graph: &crate::structured::Graph,
-        slack: u64,
-        entry: &Arc<DocumentMatcher>,
-        len: u8,
-        mut bytes: [u8; IN_STRING_BYTES],
-        byte: u8,
-    ) -> Result<Option<WalkState>, ()> {
-        if len as usize >= IN_STRING_BYTES {
-            return Err(());
-        }
-        bytes[len as usize] = byte;
-        let mut inner = InnerContainer::clone(&self.inner);
-        for &b in &bytes[self.at as usize..=len as usize] {
-            match inner.feed(graph, b) {
-                Step::Consumed => {}
-                Step::Rejected => return Ok(None),
-                Step::NotMine => return Err(()),
-            }
-        }
-        Ok(Some(WalkState::within(graph, slack, Arc::clone(entry), inner, len + 1, bytes)))
-    }
-}
-
-impl WalkState {
-    /// True only when [`WalkState::step`] would surely return `None` for `byte`: the walk then
-    /// skips the byte's subtree without copying the state.
-    fn refuses(&self, graph: &crate::structured::Graph, byte: u8) -> bool {
-        match self {
-            WalkState::Full(matcher) => matcher.refuses(graph, byte),
-            // A string that may close here is left to the matcher.
-            WalkState::InString { string, state, .. } => string.next(*state, byte) == DEAD,
-            WalkState::InNumber { number, .. } => !number.iter().any(|m| m.can_continue_with(byte) || m.is_accepting()),
-            WalkState::InContainer { inner, .. } => inner.refuses(graph, byte),
-        }
-    }
-
-    /// [`WalkState::step`], reusing the walk state after a string closes in a given automaton
-    /// state when the string's content does not matter past its close.
-    fn step_memo(
-        self,
-        graph: &crate::structured::Graph,
-        slack: u64,
-        byte: u8,
-        replays: &mut HashMap<StateId, Option<WalkState>>,
-    ) -> Option<WalkState> {
-        let WalkState::InString { string, state, .. } = &self else {
-            return self.step(graph, slack, byte);
-        };
-        let next = string.next(*state, byte);
-        if next == DEAD || !string.is_accepting(next) {
-            return self.step(graph, slack, byte);
-        }
-        if let Some(done) = replays.get(&next) {
-            return done.clone();
-        }
-        let closed = self.step(graph, slack, byte);
-        replays.insert(next, closed.clone());
-        closed
-    }
-
-    fn step(self, graph: &crate::structured::Graph, slack: u64, byte: u8) -> Option<WalkState> {
-        match self {
-            WalkState::Full(mut matcher) => matcher.feed(graph, byte).then(|| WalkState::enter(graph, slack, matcher)),
-            WalkState::InString { entry, resume, string, state, len, mut bytes } => {
-                let next = string.next(state, byte);
-                if next == DEAD {
-                    return None;
-                }
-                if !string.is_accepting(next) && (len as usize) < IN_STRING_BYTES {
-                    bytes[len as usize] = byte;
-                    return Some(WalkState::InString { entry, resume, string, state: next, len: len + 1, bytes });
-                }
-                // The string closed (the matcher decides whether it may close here) or the
-                // buffer is full: replay the bytes on its container, or on the full matcher.
-                if let Some(Ok(walk)) = resume.map(|r| r.replay(graph, slack, &entry, len, bytes, byte)) {
-                    return walk;
-                }
-                replay(graph, slack, &entry, &bytes[..len as usize], byte)
-            }
-            WalkState::InNumber { entry, resume, mut number, len, mut bytes } => {
-                if (len as usize) < IN_STRING_BYTES {
-                    match feed_number(&mut number, byte) {
-                        Step::Consumed => {
-                            bytes[len as usize] = byte;
-                            return Some(WalkState::InNumber { entry, resume, number, len: len + 1, bytes });
-                        }
-                        Step::Rejected => return None,
-                        // The number ended: the containers decide what the byte does.
-                        Step::NotMine => {}
-                    }
-                }
-                if let Some(Ok(walk)) = resume.map(|r| r.replay(graph, slack, &entry, len, bytes, byte)) {
-                    return walk;
-                }
-                replay(graph, slack, &entry, &bytes[..len as usize], byte)
-            }
-            WalkState::InContainer { entry, mut inner, len, mut bytes } => {
-                if (len as usize) < IN_STRING_BYTES {
-                    match inner.feed(graph, byte) {
-                        Step::Consumed => {
-                            bytes[len as usize] = byte;
-                            return Some(WalkState::within(graph, slack, entry, inner, len + 1, bytes));
-                        }
-                        Step::Rejected => return None,
-                        // The container closed before: the document decides.
-                        Step::NotMine => {}
-                    }
-                }
-                replay(graph, slack, &entry, &bytes[..len as usize], byte)
-            }
-        }
-    }
-
-    /// The walk state inside `inner`, the innermost container of `entry` after `bytes`: inside
-    /// a string or a number of it, their automata alone, as [`WalkState::enter`] has them.
-    fn within(
-        graph: &crate::structured::Graph,
-        slack: u64,
-        entry: Arc<DocumentMatcher>,
-        inner: InnerContainer,
-        len: u8,
-        bytes: [u8; IN_STRING_BYTES],
-    ) -> WalkState {
-        if let Some((string, state)) = inner.string_context(graph, slack) {
-            let string = Arc::clone(string);
-            let resume = Some(Resume { inner: Arc::new(inner), at: len });
-            return WalkState::InString { entry, resume, string, state, len, bytes };
-        }
-        match inner.number_contexts() {
-            Some(number) => {
-                let resume = Some(Resume { inner: Arc::new(inner), at: len });
-                WalkState::InNumber { entry, resume, number, len, bytes }
-            }
-            None => WalkState::InContainer { entry, inner, len, bytes },
-        }
-    }
-
-    /// Inside `string` at `state`, entered from `entry`, no byte read since.
-    fn in_string(entry: Arc<DocumentMatcher>, string: Arc<ByteDfa>, state: StateId) -> WalkState {
-        let resume = entry.inner_container().map(|inner| Resume { inner: Arc::new(inner), at: 0 });
-        WalkState::InString { entry, resume, string, state, len: 0, bytes: [0; IN_STRING_BYTES] }
-    }
-
-    fn enter(graph: &crate::structured::Graph, slack: u64, matcher: DocumentMatcher) -> WalkState {
-        if let Some((string, state)) = matcher.string_context(graph, slack) {
-            let string = Arc::clone(string);
-            let entry = Arc::new(matcher);
-            return WalkState::InString { entry, resume: None, string, state, len: 0, bytes: [0; IN_STRING_BYTES] };
-        }
-        match matcher.number_contexts() {
-            Some(number) => {
-                let entry = Arc::new(matcher);
-                WalkState::InNumber { entry, resume: None, number, len: 0, bytes: [0; IN_STRING_BYTES] }
-            }
-            None => match matcher.inner_container() {
-                Some(inner) => {
-                    WalkState::InContainer { entry: Arc::new(matcher), inner, len: 0, bytes: [0; IN_STRING_BYTES] }
-                }
-                None => WalkState::Full(matcher),
-            },
-        }
-    }
-}
-
-/// The matcher `entry` after `bytes` then `byte`, as a walk state; `None` when refused.
-fn replay(
-    graph: &crate::structured::Graph,
-    slack: u64,
-    entry: &DocumentMatcher,
-    bytes: &[u8],
-    byte: u8,
-) -> Option<WalkState> {
-    let mut matcher = entry.clone();
-    let fed = matcher.feed_all(graph, bytes) && matcher.feed(graph, byte);
-    fed.then(|| WalkState::enter(graph, slack, matcher))
-}
 
 /// The trie of a vocabulary's tokens over one automaton's byte classes.
 pub(crate) fn build_class_trie(vocabulary: &Vocabulary, classes: &[u8; 256]) -> TokenTrie {

@@ -177,20 +177,21 @@ impl TokenTrie {
     /// Walks every sequence from `start`. `step(state, symbol)` returns the next state or `None`
     /// when the symbol is dead there (the whole subtree is skipped). `emit(state, ids)` is called
     /// with the state reached at the end of each sequence that stays alive, and its token ids.
-    pub fn walk<S: Clone>(&self, start: S, step: impl FnMut(S, u8) -> Option<S>, emit: impl FnMut(&S, &[TokenId])) {
-        self.walk_pruned(start, |_, _| false, step, emit);
+    pub fn walk<S: Clone>(&self, start: S, mut step: impl FnMut(S, u8) -> Option<S>, emit: impl FnMut(&S, &[TokenId])) {
+        self.walk_pruned(start, |_, _| false, |state, _, symbol| step(state, symbol), emit);
     }
 
     /// [`TokenTrie::walk`], first asking `refuses(state, symbol)` whether `step` would surely
     /// return `None` there: such subtrees are skipped without copying the parent's state,
     /// which pays when states are costly to copy and most symbols are dead. `refuses` may
     /// answer false when unsure; answering true where `step` would not return `None` loses
-    /// tokens.
+    /// tokens. `step(state, path, symbol)` also gets the symbols from the root to the parent,
+    /// so states need not keep what they read.
     pub fn walk_pruned<S: Clone>(
         &self,
         start: S,
         mut refuses: impl FnMut(&S, u8) -> bool,
-        mut step: impl FnMut(S, u8) -> Option<S>,
+        mut step: impl FnMut(S, &[u8], u8) -> Option<S>,
         mut emit: impl FnMut(&S, &[TokenId]),
     ) {
         // `states[d]`: the state after the first `d` symbols of the current path. A node's last
@@ -199,6 +200,7 @@ impl TokenTrie {
         // be stepped without copying them.
         let mut states: Vec<Option<S>> = Vec::with_capacity(self.max_depth + 1);
         states.push(Some(start));
+        let mut path: Vec<u8> = Vec::with_capacity(self.max_depth);
         let mut i = 1;
         let n = self.symbols.len();
         while i < n {
@@ -214,8 +216,10 @@ impl TokenTrie {
             }
             let last_child = subtree_end == n || (self.depths[subtree_end] as usize) < depth;
             let parent = if last_child { states[depth - 1].take() } else { states[depth - 1].clone() };
-            match step(parent.expect("a parent's state is read before its last child"), self.symbols[i]) {
+            path.truncate(depth - 1);
+            match step(parent.expect("a parent's state is read before its last child"), &path, self.symbols[i]) {
                 Some(next) => {
+                    path.push(self.symbols[i]);
                     let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[i + 1] as usize);
                     if lo < hi {
                         emit(&next, &self.token_ids[lo..hi]);
