@@ -316,6 +316,11 @@ fn structured_masks_equal_reference_masks() {
             r#"{"type": "object", "required": ["ok"], "maxProperties": 2, "additionalProperties": {"type": ["integer", "object"]}}"#,
             r#"{"value": 1, "ok": {"x": 1, "ok": 1}}"#,
         ),
+        (
+            // Keys of a member that each shape reads in an object of its own, both open.
+            r#"{"anyOf": [{"properties": {"b": {"type": "object", "properties": {"x": {"type": "integer"}}}}}, {"properties": {"b": {"type": "object", "additionalProperties": {"type": "string"}}}, "required": ["z"]}]}"#,
+            r#"{"b": {"ok": "v", "value": "s", "x": "ok"}, "z": 1}"#,
+        ),
     ];
     for (schema, text) in cases {
         let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();

@@ -535,6 +535,33 @@ impl Value {
     }
 }
 
+impl Value {
+    /// The objects inside a key at the leaves of this value, into `out`, when every container
+    /// on the way only hands bytes on (objects between the members' values, arrays keeping no
+    /// item text): they alone read the key, and nothing above reads its text. False otherwise.
+    fn key_objects<'a>(&'a self, out: &mut Vec<&'a ObjectValue>) -> bool {
+        let mut leaves = |child: Option<&'a Arc<Value>>, probe: Option<&'a Arc<Value>>| {
+            child.is_some_and(|c| c.key_objects(out)) && probe.is_none_or(|p| p.key_objects(out))
+        };
+        match self {
+            Value::Object(o) if o.phase == ObjectPhase::InKey => {
+                // Tracks that started a member on the same schema share its value.
+                if !out.iter().any(|known| std::ptr::eq(*known, o)) {
+                    out.push(o);
+                }
+                true
+            }
+            Value::Object(o) if o.phase == ObjectPhase::InValue => {
+                o.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref()))
+            }
+            Value::Array(a) if a.phase == ArrayPhase::InItem && !a.keeps_text => {
+                a.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref()))
+            }
+            _ => false,
+        }
+    }
+}
+
 impl ObjectValue {
     /// See [`Value::refuses`].
     fn refuses(&self, graph: &Graph, b: u8) -> bool {
@@ -1824,13 +1851,18 @@ pub(crate) struct DocumentMatcher {
 /// What closing a key leads to, key by key, for masks inside a key (from
 /// [`DocumentMatcher::key_closes`]).
 ///
-/// Every track takes any key, so each survives every byte of a key and only the closing quote
-/// decides, by [`key_use`]. Two keys with the same [`KeyClose`] leave matchers that differ only
-/// in the key text, which the object reads again only when the member's value has ended and a
-/// `,` or `}` follows (the keys seen decide those); its containers above never read it. So
-/// the bytes a token holds after its closing quote, up to such a byte, are read alike.
+/// A track that takes any key survives every byte of a key; one whose shape classifies no keys
+/// by patterns survives a byte while some key it allows starts with the text, so a key it
+/// allows kept it alive throughout. Either way only the closing quote decides, by [`key_use`].
+/// Two keys with the same [`KeyClose`] leave matchers that differ only in the key text, which
+/// the object reads again only when the member's value has ended and a `,` or `}` follows (the
+/// keys seen decide those); its containers above never read it. So the bytes a token holds
+/// after its closing quote, up to such a byte, are read alike.
 pub(crate) struct KeyCloses<'m> {
-    object: &'m ObjectValue,
+    /// The key read so far, alike in every object reading it.
+    read: &'m StringDecoder,
+    /// The tracks of those objects.
+    tracks: Vec<&'m ObjectTrack>,
     /// Per track, whether every key the text so far can become is neither named by its shape
     /// nor seen, and its shape reads unnamed keys on one schema: all close alike.
     plain: Vec<bool>,
@@ -1851,11 +1883,10 @@ pub(crate) struct KeyCloses<'m> {
 struct KeyClose(Vec<Option<NodeId>>);
 
 impl<'m> KeyCloses<'m> {
-    fn new(graph: &Graph, object: &'m ObjectValue) -> KeyCloses<'m> {
-        let prefix = object.key.value();
-        let pending = object.key.has_pending();
-        let plain = object
-            .tracks
+    fn new(graph: &Graph, read: &'m StringDecoder, tracks: Vec<&'m ObjectTrack>) -> KeyCloses<'m> {
+        let prefix = read.value();
+        let pending = read.has_pending();
+        let plain = tracks
             .iter()
             .map(|track| {
                 let shape = track.shape(graph);
@@ -1865,11 +1896,12 @@ impl<'m> KeyCloses<'m> {
                 !pending && shape.keys.is_none() && !named && !track.seen.iter().any(|k| k.starts_with(prefix))
             })
             .collect();
-        let tracks = object.tracks.len();
+        let unnamed = vec![Vec::new(); tracks.len()];
         KeyCloses {
-            object,
+            read,
+            tracks,
             plain,
-            unnamed: vec![Vec::new(); tracks],
+            unnamed,
             outcomes: Vec::new(),
             uniform: None,
             key: String::new(),
@@ -1888,7 +1920,7 @@ impl<'m> KeyCloses<'m> {
         }
         let key = self.key.as_str();
         self.outcome.clear();
-        for ((track, &plain), unnamed) in self.object.tracks.iter().zip(&self.plain).zip(&mut self.unnamed) {
+        for ((track, &plain), unnamed) in self.tracks.iter().zip(&self.plain).zip(&mut self.unnamed) {
             let shape = track.shape(graph);
             let node = if plain { shape.other } else { shape.value_schema(key) };
             let named = !plain && (shape.properties.contains_key(key) || shape.required.contains(key));
@@ -1920,16 +1952,16 @@ impl<'m> KeyCloses<'m> {
     /// close it. Without escapes the key is the text so far and the content's characters.
     fn read_key(&mut self, content: &[u8]) -> bool {
         self.key.clear();
-        if !self.object.key.has_pending() && !content.contains(&b'\\') {
+        if !self.read.has_pending() && !content.contains(&b'\\') {
             let Ok(content) = std::str::from_utf8(content) else { return false };
             if content.contains('"') || content.bytes().any(|b| b < 0x20) {
                 return false;
             }
-            self.key.push_str(self.object.key.value());
+            self.key.push_str(self.read.value());
             self.key.push_str(content);
             return true;
         }
-        let mut decoder = self.object.key.clone();
+        let mut decoder = self.read.clone();
         let continues = content.iter().all(|&b| decoder.feed(b) == DecodeStep::Continue);
         if !continues || decoder.feed(b'"') != DecodeStep::Closed {
             return false;
@@ -2163,14 +2195,23 @@ impl DocumentMatcher {
         inner
     }
 
-    /// When the matcher is inside a key whose every track takes any key and has no witness
-    /// member pending, in the innermost container (see [`DocumentMatcher::inner_container`]):
+    /// When the matcher is inside a key whose every track, in every object reading it, takes
+    /// any key or classifies no keys by patterns, and has no witness member pending, and the
+    /// containers above those objects only hand bytes on to them (see [`Value::key_objects`]):
     /// what closing that key leads to, for [`KeyCloses`].
     pub(crate) fn key_closes(&self, graph: &Graph) -> Option<KeyCloses<'_>> {
-        let Some(Value::Object(object)) = self.innermost() else { return None };
-        let groupable =
-            object.phase == ObjectPhase::InKey && object.tracks.iter().all(|t| !t.pending && t.takes_any_key(graph));
-        groupable.then(|| KeyCloses::new(graph, object))
+        if self.trailing || !self.started {
+            return None;
+        }
+        let mut objects = Vec::new();
+        if !self.value.key_objects(&mut objects) {
+            return None;
+        }
+        let key = &objects.first()?.key;
+        let tracks: Vec<&ObjectTrack> = objects.iter().flat_map(|o| &o.tracks).collect();
+        let groupable = objects.iter().all(|o| o.key == *key)
+            && tracks.iter().all(|t| !t.pending && (t.takes_any_key(graph) || t.shape(graph).keys.is_none()));
+        groupable.then(|| KeyCloses::new(graph, key, tracks))
     }
 
     /// See [`Value::string_context`].
