@@ -127,8 +127,34 @@ fn unsatisfiable_and_ill_founded_schemas_are_diagnosed() {
 fn vocabulary() -> CompiledVocabulary {
     let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
     for t in [
-        "{\"", "\":", "\",", "\"}", "ok", "value", "children", "[{", "}]", "},", "12", "1.", "e-", "00", "true",
-        "null", " {", "x\",", "\\\"\",", "ok\":", "value\":", "\":\"", "\":1", "\": {\"", "x\":\"", "ok\": 1,",
+        "{\"",
+        "\":",
+        "\",",
+        "\"}",
+        "ok",
+        "value",
+        "children",
+        "[{",
+        "}]",
+        "},",
+        "12",
+        "1.",
+        "e-",
+        "00",
+        "true",
+        "null",
+        " {",
+        "x\",",
+        "\\\"\",",
+        "ok\":",
+        "value\":",
+        "\":\"",
+        "\":1",
+        "\": {\"",
+        "x\":\"",
+        "ok\": 1,",
+        "value\":\"",
+        "x\":1",
     ] {
         tokens.push(t.as_bytes().to_vec());
     }

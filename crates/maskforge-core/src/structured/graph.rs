@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::pattern_syntax::is_pattern;
 use crate::automata::json_escapes::{decoded_strings, json_literal_strings, json_strings_decoding_to};
-use crate::automata::{ecma, json, ByteDfa, StateId};
+use crate::automata::{ecma, json, ByteDfa, StateId, DEAD};
 use crate::numbers::NumberConstraints;
 use crate::schema::strings::{LengthRange, StringSyntax, MAX_LENGTH_BOUND};
 
@@ -219,6 +219,14 @@ pub(crate) fn witness_reachable(shape: &ObjectShape, sat: &[bool], seen: SeenKey
     }
     sat[witness.fresh as usize]
         || witness.candidates.iter().any(|(k, &n)| sat[n as usize] && !seen.contains(k) && !shape.required.contains(k))
+}
+
+/// The key automata's states after a key's first characters (see
+/// [`ObjectShape::prefix_runs`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PrefixRuns {
+    patterns: Vec<StateId>,
+    names: Option<StateId>,
 }
 
 /// One `patternProperties` entry: the keys it matches (decoded UTF-8) and their schema.
@@ -455,6 +463,41 @@ impl ObjectShape {
             .enumerate()
             .filter(|(_, p)| p.keys.matches(key.as_bytes()))
             .fold(0, |sig, (i, _)| sig | (1 << i))
+    }
+
+    /// The states of the key automata (`patternProperties`, `propertyNames`) after a key's
+    /// first characters, `prefix`: keys that start with it are then classified by reading only
+    /// the rest ([`ObjectShape::unnamed_value_schema`]). `None` when keys must be patterns.
+    pub(crate) fn prefix_runs(&self, prefix: &str) -> Option<PrefixRuns> {
+        let Some(keys) = &self.keys else { return Some(PrefixRuns::default()) };
+        if keys.key_syntax.is_some() {
+            return None;
+        }
+        Some(PrefixRuns {
+            patterns: self.patterns.iter().map(|p| p.keys.run(p.keys.start(), prefix.as_bytes())).collect(),
+            names: keys.names.as_ref().map(|names| names.run(names.start(), prefix.as_bytes())),
+        })
+    }
+
+    /// [`ObjectShape::value_schema`] of a key not in `properties`: the prefix `runs` were
+    /// taken after, then `rest`.
+    pub(crate) fn unnamed_value_schema(&self, runs: &PrefixRuns, rest: &str) -> NodeId {
+        let Some(keys) = &self.keys else { return self.other };
+        let accepts = |dfa: &ByteDfa, state: StateId| {
+            let end = dfa.run(state, rest.as_bytes());
+            end != DEAD && dfa.is_accepting(end)
+        };
+        if keys.names.as_ref().zip(runs.names).is_some_and(|(names, state)| !accepts(names, state)) {
+            return NEVER;
+        }
+        let signature = self
+            .patterns
+            .iter()
+            .zip(&runs.patterns)
+            .enumerate()
+            .filter(|(_, (p, &state))| accepts(&p.keys, state))
+            .fold(0, |sig, (i, _)| sig | (1 << i));
+        keys.signatures.get(&signature).copied().unwrap_or(NEVER)
     }
 
     /// The schema of member `key` (once the graph is finished).

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::graph::{
     addable_optional_keys, contains_reachable, reachable_items, witness_reachable, ArrayShape, Graph, NodeId,
-    ObjectShape, SeenKeys,
+    ObjectShape, PrefixRuns, SeenKeys,
 };
 use super::hostname::HostnameReader;
 use super::pattern_syntax::PatternSyntax;
@@ -1866,6 +1866,8 @@ pub(crate) struct KeyCloses<'m> {
     /// Per track, whether every key the text so far can become is neither named by its shape
     /// nor seen, and its shape reads unnamed keys on one schema: all close alike.
     plain: Vec<bool>,
+    /// Per track, its key automata after the key read so far.
+    runs: Vec<Option<PrefixRuns>>,
     /// Per track, [`key_use`] of the keys not named by its shape nor seen, by their value
     /// schema: it depends on nothing else of them.
     unnamed: Vec<Vec<(NodeId, bool)>>,
@@ -1897,10 +1899,12 @@ impl<'m> KeyCloses<'m> {
             })
             .collect();
         let unnamed = vec![Vec::new(); tracks.len()];
+        let runs = tracks.iter().map(|track| track.shape(graph).prefix_runs(prefix)).collect();
         KeyCloses {
             read,
             tracks,
             plain,
+            runs,
             unnamed,
             outcomes: Vec::new(),
             uniform: None,
@@ -1920,10 +1924,16 @@ impl<'m> KeyCloses<'m> {
         }
         let key = self.key.as_str();
         self.outcome.clear();
-        for ((track, &plain), unnamed) in self.tracks.iter().zip(&self.plain).zip(&mut self.unnamed) {
+        let rest = &key[self.read.value().len()..];
+        let tracks = self.tracks.iter().zip(&self.plain).zip(&self.runs).zip(&mut self.unnamed);
+        for (((track, &plain), runs), unnamed) in tracks {
             let shape = track.shape(graph);
-            let node = if plain { shape.other } else { shape.value_schema(key) };
             let named = !plain && (shape.properties.contains_key(key) || shape.required.contains(key));
+            let node = match runs {
+                _ if plain => shape.other,
+                Some(runs) if !named => shape.unnamed_value_schema(runs, rest),
+                _ => shape.value_schema(key),
+            };
             let allowed = if named || (!plain && track.seen.iter().any(|k| k == key)) {
                 key_use(graph, shape, &track.seen, key, false).is_some()
             } else if let Some(&(_, allowed)) = unnamed.iter().find(|(n, _)| *n == node) {
