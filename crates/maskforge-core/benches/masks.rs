@@ -66,14 +66,21 @@ const SCHEMAS: &[Schema] = &[
     },
     // Structured schemas (an open object, integers by value): inside a string value, where rows
     // serve the tokens that stay inside and the session keeps what follows a closing quote,
-    // inside a key, where each closing token is replayed, inside a number, where the walk steps
-    // the number alone, and at a structural position, where the walk steps the innermost
-    // container.
+    // inside a key, where closing tokens are decided once per outcome of the close, inside a
+    // number, where the walk steps the number alone, and at a structural position, where the
+    // walk steps the innermost container.
     Schema { name: "open-object-string", text: OPEN_OBJECT, prefix: r#"{"name": "Ada Love"# },
     Schema { name: "open-object-key", text: OPEN_OBJECT, prefix: r#"{"name": "Ada", "ag"# },
     Schema { name: "open-object-number", text: OPEN_OBJECT, prefix: r#"{"name": "Ada", "age": 3"# },
     Schema { name: "open-object-structural", text: OPEN_OBJECT, prefix: r#"{"name": "Ada", "age": 36, "tags": ["# },
+    // A key of a member that each branch of a union reads in an object of its own, one keyed
+    // by a pattern.
+    Schema { name: "union-member-key", text: UNION_MEMBERS, prefix: r#"{"web": {"kind": "a", "env": {"PORT": "80", "# },
 ];
+
+const UNION_MEMBERS: &str = r#"{"type": "object", "additionalProperties": {"anyOf": [
+    {"properties": {"kind": {"enum": ["a", "c"]}, "env": {"type": "object", "patternProperties": {"^[A-Z_]+$": {"type": "string"}}, "additionalProperties": {"type": "integer"}}}},
+    {"properties": {"kind": {"enum": ["a", "b"]}, "env": {"type": "object", "additionalProperties": {"type": ["string", "integer"]}}}}]}}"#;
 
 const OPEN_OBJECT: &str = r#"{"type": "object", "required": ["name"], "properties": {
     "name": {"type": "string"}, "age": {"type": "integer", "minimum": 0},
