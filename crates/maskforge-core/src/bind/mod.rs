@@ -391,20 +391,7 @@ impl BoundInner {
                         }
                         // The closing tokens, walked as a trie from inside the string: tokens that
                         // share the bytes up to the quote replay them on the matcher once.
-                        let start = WalkState::in_string(matcher, string, state);
-                        split.closing.walk_pruned(
-                            start,
-                            |walk, byte| walk.refuses(graph, byte),
-                            |walk, path, byte| {
-                                trie_steps += 1;
-                                walk.step(graph, strings.longest_token, path, byte)
-                            },
-                            |_, ids| {
-                                for &id in ids {
-                                    mask::set_bit(out, id);
-                                }
-                            },
-                        );
+                        trie_steps += self.walk_closing(&split.closing, matcher, (string, state), None, out);
                     }
                 }
                 MaskRoute::StringRows
@@ -436,6 +423,48 @@ impl BoundInner {
         MaskCost { route, trie_steps }
     }
 
+    /// What the closing-token routes read: the schema graph, the longest token's length and the
+    /// vocabulary's quote tails.
+    fn closing_parts(&self) -> (&crate::structured::Graph, u64, &QuoteTails) {
+        let BoundKind::Structured { program, strings, .. } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        let tails = strings.shared.tails.get_or_init(|| QuoteTails::new(&self.vocabulary));
+        (&program.graph, strings.longest_token, tails)
+    }
+
+    /// Walks closing tokens (`trie`) from inside `string` at `state`, admitting those the
+    /// matcher takes; with `replays`, the state after a close is reused per closing state (the
+    /// content being forgotten). Returns the trie nodes stepped.
+    fn walk_closing(
+        &self,
+        trie: &TokenTrie,
+        matcher: &DocumentMatcher,
+        (string, state): (&Arc<ByteDfa>, StateId),
+        mut replays: Option<&mut HashMap<StateId, Option<WalkState>>>,
+        out: &mut [u32],
+    ) -> usize {
+        let (graph, slack, _) = self.closing_parts();
+        let mut steps = 0;
+        trie.walk_pruned(
+            WalkState::in_string(matcher, string, state),
+            |walk, byte| walk.refuses(graph, byte),
+            |walk, path, byte| {
+                steps += 1;
+                match replays.as_deref_mut() {
+                    Some(replays) => walk.step_memo(graph, slack, path, byte, replays),
+                    None => walk.step(graph, slack, path, byte),
+                }
+            },
+            |_, ids| {
+                for &id in ids {
+                    mask::set_bit(out, id);
+                }
+            },
+        );
+        steps
+    }
+
     /// The closing tokens of a string whose content the matcher forgets at its close (see
     /// [`closing`]): those that close at their first quote take the memo's answer for the state
     /// the quote leads to, the others are walked. Returns the trie nodes stepped.
@@ -448,12 +477,7 @@ impl BoundInner {
         closes: &mut CloseMemo,
         out: &mut [u32],
     ) -> usize {
-        let BoundKind::Structured { program, strings, .. } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
-        let graph = &program.graph;
-        let slack = strings.longest_token;
-        let tails = strings.shared.tails.get_or_init(|| QuoteTails::new(&self.vocabulary));
+        let (graph, slack, tails) = self.closing_parts();
         let mut steps = 0;
         for close in &split.first_quote {
             let admitted = closes.admitted(close.state, || {
@@ -463,30 +487,13 @@ impl BoundInner {
                     .then(|| tails.admitted(graph, slack, after, self.word_count, &mut steps))
             });
             if let Some(admitted) = admitted {
-                for &id in &close.tokens {
-                    if mask::get_bit(&admitted, id) {
-                        mask::set_bit(out, id);
-                    }
-                }
+                admit(out, &admitted, &close.tokens);
             }
         }
         if split.late.node_count() > 1 {
             // One replay per closing state serves every token, the content being forgotten.
-            let mut replays: HashMap<StateId, Option<WalkState>> = HashMap::new();
-            let start = WalkState::in_string(matcher, string, state);
-            split.late.walk_pruned(
-                start,
-                |walk, byte| walk.refuses(graph, byte),
-                |walk, path, byte| {
-                    steps += 1;
-                    walk.step_memo(graph, slack, path, byte, &mut replays)
-                },
-                |_, ids| {
-                    for &id in ids {
-                        mask::set_bit(out, id);
-                    }
-                },
-            );
+            let mut replays = HashMap::new();
+            steps += self.walk_closing(&split.late, matcher, (string, state), Some(&mut replays), out);
         }
         steps
     }
@@ -504,12 +511,7 @@ impl BoundInner {
         state: StateId,
         out: &mut [u32],
     ) -> usize {
-        let BoundKind::Structured { program, strings, .. } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
-        let graph = &program.graph;
-        let slack = strings.longest_token;
-        let tails = strings.shared.tails.get_or_init(|| QuoteTails::new(&self.vocabulary));
+        let (graph, slack, tails) = self.closing_parts();
         let closes = split.by_content.get_or_init(|| ContentCloses::new(&self.vocabulary, split));
         let mut steps = 0;
         // What the tokens after the quote may hold, by outcome: worked out on the first key of
@@ -536,28 +538,11 @@ impl BoundInner {
                 admitted.push(taken.then(|| tails.admitted(graph, slack, after, self.word_count, &mut steps)));
             }
             if let Some(admitted) = &admitted[outcome] {
-                for &id in tokens {
-                    if mask::get_bit(admitted, id) {
-                        mask::set_bit(out, id);
-                    }
-                }
+                admit(out, admitted, tokens);
             }
         }
         if closes.walked.node_count() > 1 {
-            let start = WalkState::in_string(matcher, string, state);
-            closes.walked.walk_pruned(
-                start,
-                |walk, byte| walk.refuses(graph, byte),
-                |walk, path, byte| {
-                    steps += 1;
-                    walk.step(graph, slack, path, byte)
-                },
-                |_, ids| {
-                    for &id in ids {
-                        mask::set_bit(out, id);
-                    }
-                },
-            );
+            steps += self.walk_closing(&closes.walked, matcher, (string, state), None, out);
         }
         steps
     }
@@ -685,6 +670,15 @@ impl BoundInner {
     pub(crate) fn set_eos(&self, row: &mut [u32]) {
         for &eos in self.vocabulary.eos_token_ids() {
             mask::set_bit(row, eos);
+        }
+    }
+}
+
+/// Admits the `tokens` whose bits `admitted` has.
+fn admit(out: &mut [u32], admitted: &[u32], tokens: &[TokenId]) {
+    for &id in tokens {
+        if mask::get_bit(admitted, id) {
+            mask::set_bit(out, id);
         }
     }
 }
