@@ -124,7 +124,6 @@ pub(crate) struct StringSplit {
     first_quote: Vec<FirstQuoteCloses>,
     /// The other closing tokens (an escaped quote comes first), as a byte trie.
     late: TokenTrie,
-    late_tokens: Vec<TokenId>,
     /// The closing tokens by their bytes before the quote, for masks inside keys; made on first
     /// use.
     by_content: OnceLock<ContentCloses>,
@@ -165,7 +164,8 @@ impl ContentCloses {
         }
         walked.extend(
             split
-                .late_tokens
+                .late
+                .token_ids()
                 .iter()
                 .map(|&id| (vocabulary.token_bytes(id).expect("closing tokens have bytes").to_vec(), id)),
         );
@@ -631,13 +631,11 @@ impl BoundInner {
                 }
             },
         );
-        let late_tokens = late.iter().map(|&(_, id)| id).collect();
         let split = StringSplit {
             inside,
             closing: TokenTrie::build(closing),
             first_quote,
             late: TokenTrie::build(late),
-            late_tokens,
             by_content: OnceLock::new(),
         };
         (split, walked)

@@ -533,9 +533,7 @@ impl Value {
             Value::Array(a) => a.refuses(graph, b),
         }
     }
-}
 
-impl Value {
     /// The objects inside a key at the leaves of this value, into `out`, when every container
     /// on the way only hands bytes on (objects between the members' values, arrays keeping no
     /// item text): they alone read the key, and nothing above reads its text. False otherwise.

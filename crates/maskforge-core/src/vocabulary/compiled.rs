@@ -158,6 +158,11 @@ impl TokenTrie {
         (self.symbols.len() - 1) as u32
     }
 
+    /// Every token id the trie holds, in trie order.
+    pub(crate) fn token_ids(&self) -> &[TokenId] {
+        &self.token_ids
+    }
+
     /// Nodes of the trie, the root included.
     pub fn node_count(&self) -> usize {
         self.symbols.len()
