@@ -204,9 +204,12 @@ fn structured_masks_equal_reference_masks() {
             r#"{"ok": "x", "value": "", "\u0000": "z"}"#,
         ),
         (
-            // At the nesting limit, tokens opening two containers (`[{`) go one level too deep.
+            // At the nesting limit, tokens opening two containers (`[{`) go one level too deep;
+            // so does a token closing a key there and opening the value's object, not above.
             "{}",
-            &*Box::leak(format!("{}{}", "[".repeat(512), "]".repeat(512)).into_boxed_str()),
+            &*Box::leak(
+                format!(r#"[{{"ok": 1}}, {}{{"ok": null}}{}"#, "[".repeat(510), "]".repeat(511)).into_boxed_str(),
+            ),
         ),
         (
             // One branch reads any string, the other only "x": which branches a closing token
@@ -222,6 +225,11 @@ fn structured_masks_equal_reference_masks() {
         (
             r#"{"type": "object", "patternProperties": {"^(ok|value)$": {"type": "integer"}, "^x": {"type": "null"}}, "additionalProperties": false}"#,
             r#"{"value": 12, "xok": null, "ok": 1}"#,
+        ),
+        (
+            // Keys read on the pattern's automaton in a closed object: each key's close decides.
+            r##"{"type": "object", "properties": {"ok.x": {"type": "null"}}, "patternProperties": {"^[^.#]+$": {"type": "object", "required": ["value"], "properties": {"value": {"type": ["number", "string"]}}, "additionalProperties": false}}, "additionalProperties": false, "minProperties": 2}"##,
+            r#"{"ok": {"value": "x"}, "ok.x": null, "value": {"value": 1}}"#,
         ),
         (
             r#"{"type": "object", "not": {"required": ["ok"], "properties": {"value": {"type": "integer"}}}}"#,

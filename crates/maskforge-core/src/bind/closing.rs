@@ -8,13 +8,18 @@
 //! them all, and [`CloseMemo`] keeps that answer while a session's tokens stay inside the same
 //! string. The few tokens that close at a later quote (after an escaped one) are walked as
 //! before.
+//!
+//! Inside keys the same holds per outcome of the close (see [`crate::structured::KeyCloses`]),
+//! for the tails that stay within the member's value: [`KeyTailMemo`] keeps their answers for
+//! the bound schema's lifetime.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use super::walk::WalkState;
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::mask;
-use crate::structured::{DocumentMatcher, Graph};
+use crate::structured::{DocumentMatcher, Graph, NodeId};
 use crate::vocabulary::{TokenId, TokenTrie, Vocabulary};
 
 /// The vocabulary's tokens that hold a `"`, by the bytes after their first one.
@@ -28,17 +33,51 @@ pub(crate) struct QuoteTails {
 
 impl QuoteTails {
     pub(crate) fn new(vocabulary: &Vocabulary) -> QuoteTails {
+        Self::keeping(vocabulary, |_| true)
+    }
+
+    /// The tails that may follow a key's closing quote without reaching past the member's
+    /// value ([`AfterKeyQuote::Alone`]).
+    pub(crate) fn after_keys(vocabulary: &Vocabulary) -> QuoteTails {
+        Self::keeping(vocabulary, |tail| after_key_quote(tail) == AfterKeyQuote::Alone)
+    }
+
+    fn keeping(vocabulary: &Vocabulary, keep: impl Fn(&[u8]) -> bool) -> QuoteTails {
         let mut bare = Vec::new();
         let mut tails = Vec::new();
         for (id, bytes) in vocabulary.tokens_with_bytes() {
             if let Some(quote) = bytes.iter().position(|&b| b == b'"') {
                 match &bytes[quote + 1..] {
                     [] => bare.push(id),
-                    tail => tails.push((tail.to_vec(), id)),
+                    tail if keep(tail) => tails.push((tail.to_vec(), id)),
+                    _ => {}
                 }
             }
         }
         QuoteTails { bare, tails: TokenTrie::build(tails) }
+    }
+
+    /// The tokens with bytes after their first quote that `matcher` reads, sorted; `matcher`
+    /// has just read a closing quote. Adds the trie nodes stepped to `steps`.
+    pub(crate) fn admitted_tails(
+        &self,
+        graph: &Graph,
+        slack: u64,
+        matcher: DocumentMatcher,
+        steps: &mut usize,
+    ) -> Vec<TokenId> {
+        let mut admitted = Vec::new();
+        self.tails.walk_pruned(
+            WalkState::enter(graph, slack, matcher),
+            |walk, byte| walk.refuses(graph, byte),
+            |walk, path, byte| {
+                *steps += 1;
+                walk.step(graph, slack, path, byte)
+            },
+            |_, ids| admitted.extend_from_slice(ids),
+        );
+        admitted.sort_unstable();
+        admitted
     }
 
     /// The tokens whose bytes after their first quote `matcher` reads, as a mask; `matcher` has
@@ -132,5 +171,69 @@ impl CloseMemo {
             }
         }
         *state = at;
+    }
+}
+
+/// What a token may hold after a key's closing quote, by the bytes after it (`tail`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AfterKeyQuote {
+    /// Something else than whitespace or a colon comes first: no key's close admits it.
+    Refused,
+    /// A `,` or `}` comes later: the tail may reach past the member's value.
+    Member,
+    /// Whitespace, a colon and the start of the member's value, at most.
+    Alone,
+}
+
+pub(crate) fn after_key_quote(tail: &[u8]) -> AfterKeyQuote {
+    if tail.iter().find(|&&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).is_some_and(|&b| b != b':') {
+        AfterKeyQuote::Refused
+    } else if tail.iter().any(|&b| b == b',' || b == b'}') {
+        AfterKeyQuote::Member
+    } else {
+        AfterKeyQuote::Alone
+    }
+}
+
+/// Per bound schema: which [`AfterKeyQuote::Alone`] tails the matcher reads after a key's
+/// closing quote, by the schemas the member's value is read on and the nesting depth.
+///
+/// Those bytes reach no further than the start of the member's value. The object reads them
+/// alike whatever the key and the keys seen (they decide the outcome, not what follows it),
+/// the value reads them by its schema, the containers above never see them, and the document
+/// only counts their nesting and whitespace (none in a row after a quote). So an answer holds
+/// for every key of every object, in every session, whose close leads to the same schemas at
+/// the same depth.
+#[derive(Debug, Default)]
+pub(crate) struct KeyTailMemo {
+    answers: Mutex<HashMap<KeyTailQuestion, Arc<[TokenId]>>>,
+}
+
+/// The value's schemas, sorted, and the nesting depth at the close.
+type KeyTailQuestion = (Box<[NodeId]>, u32);
+
+/// Most answers a [`KeyTailMemo`] keeps: a bound on its memory (each answer lists a few hundred
+/// tokens at most); past it, answers are worked out each time.
+const MAX_KEY_TAIL_ANSWERS: usize = 4096;
+
+impl KeyTailMemo {
+    /// The answer for a close leading to `schemas` at `depth`, worked out by `compute` (`None`:
+    /// the matcher refused the close) on first use.
+    pub(crate) fn admitted(
+        &self,
+        schemas: Box<[NodeId]>,
+        depth: u32,
+        compute: impl FnOnce() -> Option<Vec<TokenId>>,
+    ) -> Option<Arc<[TokenId]>> {
+        let key = (schemas, depth);
+        if let Some(known) = self.answers.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Some(Arc::clone(known));
+        }
+        let answer: Arc<[TokenId]> = compute()?.into();
+        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        if answers.len() < MAX_KEY_TAIL_ANSWERS {
+            answers.insert(key, Arc::clone(&answer));
+        }
+        Some(answer)
     }
 }

@@ -22,10 +22,10 @@ use crate::session::Session;
 use crate::structured::{DocumentMatcher, KeyCloses, StructuredProgram};
 use crate::vocabulary::{CompiledVocabulary, TokenId, TokenTrie, Vocabulary};
 
-pub(crate) use closing::CloseMemo;
+pub(crate) use closing::{CloseMemo, KeyTailMemo};
 pub(crate) use rows::RowTable;
 
-use closing::{FirstQuoteCloses, QuoteTails};
+use closing::{after_key_quote, AfterKeyQuote, FirstQuoteCloses, QuoteTails};
 use walk::WalkState;
 
 /// How a session's mask is produced.
@@ -94,6 +94,7 @@ pub(crate) struct StringRows {
     /// trie once built, kept for the schema's lifetime whatever the compiler's trie budget.
     class_tries: Mutex<HashMap<[u8; 256], PartitionUse>>,
     splits: Mutex<HashMap<(usize, StateId), Arc<StringSplit>>>,
+    key_tails: KeyTailMemo,
     shared: Arc<SharedStringRows>,
 }
 
@@ -111,6 +112,8 @@ struct PartitionUse {
 pub(crate) struct SharedStringRows {
     trie: OnceLock<Arc<TokenTrie>>,
     tails: OnceLock<QuoteTails>,
+    /// The tails that may follow a key's closing quote alone (see [`KeyTailMemo`]).
+    key_tails: OnceLock<QuoteTails>,
     splits: Mutex<HashMap<StateId, Arc<StringSplit>>>,
 }
 
@@ -136,30 +139,38 @@ pub(crate) struct StringSplit {
 struct ContentCloses {
     /// Tokens that close at their first quote with no `,` or `}` after it, by their bytes
     /// before the quote.
-    groups: Vec<(Vec<u8>, Vec<TokenId>)>,
+    groups: Vec<ContentGroup>,
     /// The other closing tokens, as a byte trie: they may reach past the member's value.
     walked: TokenTrie,
 }
 
+/// The closing tokens with the same bytes before their quote.
+#[derive(Debug, Default)]
+struct ContentGroup {
+    content: Vec<u8>,
+    /// Tokens that end at the quote: admitted wherever the close is.
+    bare: Vec<TokenId>,
+    /// Tokens with whitespace, a colon or a value's start after it.
+    tailed: Vec<TokenId>,
+}
+
 impl ContentCloses {
     fn new(vocabulary: &Vocabulary, split: &StringSplit) -> ContentCloses {
-        let mut groups: HashMap<Vec<u8>, Vec<TokenId>> = HashMap::new();
+        let mut groups: HashMap<&[u8], ContentGroup> = HashMap::new();
         let mut walked = Vec::new();
         for &id in split.first_quote.iter().flat_map(|close| &close.tokens) {
             let bytes = vocabulary.token_bytes(id).expect("closing tokens have bytes");
             let quote = bytes.iter().position(|&b| b == b'"').expect("closing tokens hold a quote");
-            // After a key only whitespace and a colon may come.
-            if bytes[quote + 1..]
-                .iter()
-                .find(|&&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-                .is_some_and(|&b| b != b':')
-            {
-                continue;
-            }
-            if bytes[quote..].iter().any(|&b| b == b',' || b == b'}') {
-                walked.push((bytes.to_vec(), id));
-            } else {
-                groups.entry(bytes[..quote].to_vec()).or_default().push(id);
+            match after_key_quote(&bytes[quote + 1..]) {
+                AfterKeyQuote::Refused => {}
+                AfterKeyQuote::Member => walked.push((bytes.to_vec(), id)),
+                AfterKeyQuote::Alone => {
+                    let group = groups.entry(&bytes[..quote]).or_default();
+                    match bytes.len() == quote + 1 {
+                        true => group.bare.push(id),
+                        false => group.tailed.push(id),
+                    }
+                }
             }
         }
         walked.extend(
@@ -169,8 +180,9 @@ impl ContentCloses {
                 .iter()
                 .map(|&id| (vocabulary.token_bytes(id).expect("closing tokens have bytes").to_vec(), id)),
         );
-        let mut groups: Vec<(Vec<u8>, Vec<TokenId>)> = groups.into_iter().collect();
-        groups.sort_unstable();
+        let mut groups: Vec<ContentGroup> =
+            groups.into_iter().map(|(content, group)| ContentGroup { content: content.to_vec(), ..group }).collect();
+        groups.sort_unstable_by(|a, b| a.content.cmp(&b.content));
         ContentCloses { groups, walked: TokenTrie::build(walked) }
     }
 }
@@ -217,6 +229,7 @@ impl BoundSchema {
                         tries,
                         class_tries: Mutex::new(HashMap::new()),
                         splits: Mutex::new(HashMap::new()),
+                        key_tails: KeyTailMemo::default(),
                         shared: Arc::clone(&vocabulary.string_rows),
                     },
                 },
@@ -500,8 +513,8 @@ impl BoundInner {
 
     /// The closing tokens inside a key (see [`KeyCloses`]): those that close at their first
     /// quote with nothing after it that could end the member are decided once per outcome of
-    /// the close, on the matcher after one of them; the others are walked. Returns the trie
-    /// nodes stepped.
+    /// the close, by the bound schema's [`KeyTailMemo`]; the others are walked. Returns the
+    /// trie nodes stepped.
     fn close_keys(
         &self,
         matcher: &DocumentMatcher,
@@ -511,17 +524,20 @@ impl BoundInner {
         state: StateId,
         out: &mut [u32],
     ) -> usize {
-        let (graph, slack, tails) = self.closing_parts();
+        let BoundKind::Structured { program, strings, .. } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        let (graph, slack) = (&program.graph, strings.longest_token);
+        let tails = strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary));
         let closes = split.by_content.get_or_init(|| ContentCloses::new(&self.vocabulary, split));
         let mut steps = 0;
-        // What the tokens after the quote may hold, by outcome: worked out on the first key of
-        // each outcome.
-        let mut admitted: Vec<Option<Vec<u32>>> = Vec::new();
+        // The tails each outcome admits (`None`: no track takes such a key), in order met.
+        let mut admitted: Vec<Option<Arc<[TokenId]>>> = Vec::new();
         let mut text = Vec::new();
-        for (content, tokens) in &closes.groups {
-            let Some(outcome) = keys.close(graph, content) else {
+        for group in &closes.groups {
+            let Some(outcome) = keys.close(graph, &group.content) else {
                 // Not a key's close after all: each token on the matcher.
-                for &id in tokens {
+                for &id in group.bare.iter().chain(&group.tailed) {
                     let bytes = self.vocabulary.token_bytes(id).expect("closing tokens have bytes");
                     if matcher.clone().feed_all(graph, bytes) {
                         mask::set_bit(out, id);
@@ -530,15 +546,31 @@ impl BoundInner {
                 continue;
             };
             if outcome == admitted.len() {
-                text.clear();
-                text.extend_from_slice(content);
-                text.push(b'"');
-                let mut after = matcher.clone();
-                let taken = keys.is_taken(outcome) && after.feed_all(graph, &text);
-                admitted.push(taken.then(|| tails.admitted(graph, slack, after, self.word_count, &mut steps)));
+                let schemas = keys.value_schemas(outcome);
+                let answer = (!schemas.is_empty())
+                    .then(|| {
+                        strings.key_tails.admitted(schemas, matcher.depth(), || {
+                            text.clear();
+                            text.extend_from_slice(&group.content);
+                            text.push(b'"');
+                            let mut after = matcher.clone();
+                            let closed = after.feed_all(graph, &text);
+                            debug_assert!(closed, "a key some track takes keeps the matcher alive");
+                            closed.then(|| tails.admitted_tails(graph, slack, after, &mut steps))
+                        })
+                    })
+                    .flatten();
+                admitted.push(answer);
             }
             if let Some(admitted) = &admitted[outcome] {
-                admit(out, admitted, tokens);
+                for &id in &group.bare {
+                    mask::set_bit(out, id);
+                }
+                for &id in &group.tailed {
+                    if admitted.binary_search(&id).is_ok() {
+                        mask::set_bit(out, id);
+                    }
+                }
             }
         }
         if closes.walked.node_count() > 1 {

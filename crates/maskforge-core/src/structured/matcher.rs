@@ -1849,9 +1849,10 @@ pub(crate) struct DocumentMatcher {
 /// What closing a key leads to, key by key, for masks inside a key (from
 /// [`DocumentMatcher::key_closes`]).
 ///
-/// A track that takes any key survives every byte of a key; one whose shape classifies no keys
-/// by patterns survives a byte while some key it allows starts with the text, so a key it
-/// allows kept it alive throughout. Either way only the closing quote decides, by [`key_use`].
+/// A track that takes any key survives every byte of a key; any other survives a byte while
+/// some key it allows starts with the text (named, or unnamed on the automaton of allowed
+/// texts), so a key it allows kept it alive throughout. Keys that must spell ECMA-262 patterns
+/// are left out: their syntax is checked apart. Either way only the closing quote decides, by [`key_use`].
 /// Two keys with the same [`KeyClose`] leave matchers that differ only in the key text, which
 /// the object reads again only when the member's value has ended and a `,` or `}` follows (the
 /// keys seen decide those); its containers above never read it. So the bytes a token holds
@@ -1978,9 +1979,13 @@ impl<'m> KeyCloses<'m> {
         true
     }
 
-    /// Whether some track takes a key of outcome `index`.
-    pub(crate) fn is_taken(&self, index: usize) -> bool {
-        self.outcomes[index].0.iter().any(Option::is_some)
+    /// The schemas the member's value is read on after a key of outcome `index`, sorted and
+    /// without repeats (tracks on one schema read alike); empty when no track takes the key.
+    pub(crate) fn value_schemas(&self, index: usize) -> Box<[NodeId]> {
+        let mut nodes: Vec<NodeId> = self.outcomes[index].0.iter().flatten().copied().collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes.into_boxed_slice()
     }
 }
 
@@ -2132,6 +2137,11 @@ impl DocumentMatcher {
         (self.started || !is_ws(b)) && self.value.refuses(graph, b)
     }
 
+    /// How many containers are open around the text read so far.
+    pub(crate) fn depth(&self) -> u32 {
+        self.nesting.depth
+    }
+
     pub(crate) fn feed_all(&mut self, graph: &Graph, bytes: &[u8]) -> bool {
         bytes.iter().all(|&b| self.feed(graph, b))
     }
@@ -2218,7 +2228,7 @@ impl DocumentMatcher {
         let key = &objects.first()?.key;
         let tracks: Vec<&ObjectTrack> = objects.iter().flat_map(|o| &o.tracks).collect();
         let groupable = objects.iter().all(|o| o.key == *key)
-            && tracks.iter().all(|t| !t.pending && (t.takes_any_key(graph) || t.shape(graph).keys.is_none()));
+            && tracks.iter().all(|t| !t.pending && (t.takes_any_key(graph) || !keys_are_patterns(t.shape(graph))));
         groupable.then(|| KeyCloses::new(graph, key, tracks))
     }
 
