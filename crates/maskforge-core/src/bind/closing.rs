@@ -29,32 +29,42 @@ pub(crate) struct QuoteTails {
     bare: Vec<TokenId>,
     /// The bytes after the first `"` of the other tokens.
     tails: TokenTrie,
+    /// The tokens left out, sorted: for keys, those whose tails may reach past the member's
+    /// value ([`AfterKeyQuote::Member`]).
+    pub(crate) beyond: Vec<TokenId>,
 }
 
 impl QuoteTails {
     pub(crate) fn new(vocabulary: &Vocabulary) -> QuoteTails {
-        Self::keeping(vocabulary, |_| true)
+        Self::keeping(vocabulary, |_| AfterKeyQuote::Alone)
     }
 
     /// The tails that may follow a key's closing quote without reaching past the member's
     /// value ([`AfterKeyQuote::Alone`]).
     pub(crate) fn after_keys(vocabulary: &Vocabulary) -> QuoteTails {
-        Self::keeping(vocabulary, |tail| after_key_quote(tail) == AfterKeyQuote::Alone)
+        Self::keeping(vocabulary, after_key_quote)
     }
 
-    fn keeping(vocabulary: &Vocabulary, keep: impl Fn(&[u8]) -> bool) -> QuoteTails {
+    /// Keeps the tails `class` says are [`AfterKeyQuote::Alone`], lists the
+    /// [`AfterKeyQuote::Member`] ones.
+    fn keeping(vocabulary: &Vocabulary, class: impl Fn(&[u8]) -> AfterKeyQuote) -> QuoteTails {
         let mut bare = Vec::new();
         let mut tails = Vec::new();
+        let mut beyond = Vec::new();
         for (id, bytes) in vocabulary.tokens_with_bytes() {
             if let Some(quote) = bytes.iter().position(|&b| b == b'"') {
                 match &bytes[quote + 1..] {
                     [] => bare.push(id),
-                    tail if keep(tail) => tails.push((tail.to_vec(), id)),
-                    _ => {}
+                    tail => match class(tail) {
+                        AfterKeyQuote::Alone => tails.push((tail.to_vec(), id)),
+                        AfterKeyQuote::Member => beyond.push(id),
+                        AfterKeyQuote::Refused => {}
+                    },
                 }
             }
         }
-        QuoteTails { bare, tails: TokenTrie::build(tails) }
+        beyond.sort_unstable();
+        QuoteTails { bare, tails: TokenTrie::build(tails), beyond }
     }
 
     /// The tokens with bytes after their first quote that `matcher` reads, sorted; `matcher`

@@ -26,7 +26,7 @@ pub(crate) use closing::{CloseMemo, KeyTailMemo};
 pub(crate) use rows::RowTable;
 
 use closing::{after_key_quote, AfterKeyQuote, FirstQuoteCloses, QuoteTails};
-use walk::WalkState;
+use walk::{KeyClosing, WalkState};
 
 /// How a session's mask is produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -414,16 +414,23 @@ impl BoundInner {
                 // inside strings, where the string's automaton alone decides until it closes.
                 out.fill(0);
                 let slack = strings.longest_token;
+                let closing = KeyClosing {
+                    memo: &strings.key_tails,
+                    tails: strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary)),
+                };
                 trie.walk_pruned(
-                    WalkState::enter(graph, slack, matcher.clone()),
+                    WalkState::enter_closing(graph, slack, matcher.clone(), Some(closing)),
                     |state, byte| state.refuses(graph, byte),
                     |state, path, byte| {
                         trie_steps += 1;
                         state.step(graph, slack, path, byte)
                     },
-                    |_, ids| {
+                    |state, ids| {
                         for &id in ids {
-                            mask::set_bit(out, id);
+                            let bytes = || self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
+                            if state.admits(graph, id, bytes) {
+                                mask::set_bit(out, id);
+                            }
                         }
                     },
                 );

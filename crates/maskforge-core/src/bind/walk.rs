@@ -11,9 +11,11 @@
 use std::cell::OnceCell;
 use std::sync::Arc;
 
+use super::closing::{KeyTailMemo, QuoteTails};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step};
+use crate::vocabulary::TokenId;
 
 /// The matcher a walk state was entered from, and the depth of the trie node it was entered at:
 /// the walk's path from that depth on is what it read since.
@@ -23,7 +25,7 @@ pub(super) struct Entry {
 }
 
 #[derive(Clone)]
-pub(super) enum WalkState {
+pub(super) enum WalkState<'a> {
     Full(DocumentMatcher),
     /// Inside a string every track reads on `string` (or whose tokens the unconstrained string
     /// decides).
@@ -48,6 +50,112 @@ pub(super) enum WalkState {
         entry: Arc<Entry>,
         inner: InnerContainer,
     },
+    /// Inside a key only named keys complete: the run of `names` that goes on with the key
+    /// read so far, whose next byte is at `at` in them, narrowed at each plain byte; a quote,
+    /// escape or control character is replayed on the container.
+    InKey {
+        entry: Arc<Entry>,
+        resume: Resume,
+        names: Arc<NamedKeys>,
+        run: (u32, u32),
+        at: usize,
+        /// The bytes some name of the run has at `at`, as a bit set: asked for every child.
+        next: OnceCell<[u64; 4]>,
+        closing: Option<KeyClosing<'a>>,
+    },
+    /// Past the closing quote of a key the walk started in, when the bound schema knows which
+    /// tails follow such a close (see [`KeyTailMemo`]): the tokens are settled by that answer,
+    /// without stepping the matcher.
+    KeyClosed {
+        entry: Arc<Entry>,
+        /// The tokens whose tails after the quote the member reads, sorted.
+        admitted: Arc<[TokenId]>,
+        /// Tokens whose tails may reach past the member's value, sorted: replayed whole.
+        beyond: &'a [TokenId],
+        after: AfterQuote,
+    },
+}
+
+/// What a walk inside a key needs to settle the tokens that close it.
+#[derive(Clone, Copy)]
+pub(super) struct KeyClosing<'a> {
+    pub(super) memo: &'a KeyTailMemo,
+    /// The tails that may follow a key's close ([`QuoteTails::after_keys`]).
+    pub(super) tails: &'a QuoteTails,
+}
+
+/// What a token read past a key's closing quote.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum AfterQuote {
+    Nothing,
+    Whitespace,
+    Colon,
+}
+
+/// The names a key may still become (see [`InnerContainer::named_keys`]), sorted, in one buffer.
+pub(super) struct NamedKeys {
+    text: Box<[u8]>,
+    /// Where each name ends in `text`.
+    ends: Box<[u32]>,
+}
+
+impl NamedKeys {
+    fn new(names: &[&str]) -> NamedKeys {
+        let mut text = Vec::with_capacity(names.iter().map(|n| n.len()).sum());
+        let mut ends = Vec::with_capacity(names.len());
+        for name in names {
+            text.extend_from_slice(name.as_bytes());
+            ends.push(text.len() as u32);
+        }
+        NamedKeys { text: text.into(), ends: ends.into() }
+    }
+
+    fn name(&self, i: u32) -> &[u8] {
+        let start = match i {
+            0 => 0,
+            i => self.ends[i as usize - 1] as usize,
+        };
+        &self.text[start..self.ends[i as usize] as usize]
+    }
+
+    /// The bytes the names of `run` have at `at`, as a bit set.
+    fn next_bytes(&self, (lo, hi): (u32, u32), at: usize) -> [u64; 4] {
+        let mut bytes = [0u64; 4];
+        for byte in (lo..hi).filter_map(|i| self.name(i).get(at)) {
+            bytes[*byte as usize / 64] |= 1 << (byte % 64);
+        }
+        bytes
+    }
+
+    /// The names of `run` with `byte` at `at`; the run shares its bytes before `at`, so they
+    /// are sorted by that byte (a name that ends before comes first).
+    fn narrow(&self, (lo, hi): (u32, u32), at: usize, byte: u8) -> (u32, u32) {
+        let at_byte = |i: u32| self.name(i).get(at).copied();
+        let first = partition_point(lo, hi, |i| at_byte(i) < Some(byte));
+        (first, partition_point(first, hi, |i| at_byte(i) == Some(byte)))
+    }
+}
+
+/// The first index in `lo..hi` where `before` turns false (it holds on a prefix of the range).
+fn partition_point(mut lo: u32, mut hi: u32, before: impl Fn(u32) -> bool) -> u32 {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+fn is_ws(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Bytes a key takes as they are: no quote, escape or control character.
+fn is_plain_key_byte(byte: u8) -> bool {
+    byte >= 0x20 && byte != b'"' && byte != b'\\'
 }
 
 /// The innermost container around a string or number a walk reads alone, and the depth at
@@ -64,14 +172,14 @@ pub(super) struct Resume {
 impl Resume {
     /// The walk state after the container reads `path[depth..]` then `byte`; `None` when it
     /// refuses one, `Err` when it closes on the way (the whole matcher decides then).
-    fn replay(
+    fn replay<'a>(
         &self,
         graph: &Graph,
         slack: u64,
         entry: &Arc<Entry>,
         path: &[u8],
         byte: u8,
-    ) -> Result<Option<WalkState>, ()> {
+    ) -> Result<Option<WalkState<'a>>, ()> {
         let mut inner = InnerContainer::clone(&self.inner);
         for &b in path[self.depth..].iter().chain(std::iter::once(&byte)) {
             match inner.feed(graph, b) {
@@ -84,14 +192,47 @@ impl Resume {
     }
 }
 
-impl WalkState {
+impl<'a> WalkState<'a> {
     /// The walk's start, at the trie's root, on `matcher`.
-    pub(super) fn enter(graph: &Graph, slack: u64, matcher: DocumentMatcher) -> WalkState {
+    ///
+    /// Inside a key only named keys complete, the names allowed are listed once for the walk
+    /// (the matcher keeps what it learnt of them between masks); keys opened during the walk
+    /// are read by the container, which stops at the first allowed name.
+    pub(super) fn enter(graph: &Graph, slack: u64, matcher: DocumentMatcher) -> WalkState<'a> {
+        WalkState::enter_closing(graph, slack, matcher, None)
+    }
+
+    /// [`WalkState::enter`]; inside a key, tokens that close it are settled with `closing`
+    /// where it knows the answer.
+    pub(super) fn enter_closing(
+        graph: &Graph,
+        slack: u64,
+        matcher: DocumentMatcher,
+        closing: Option<KeyClosing<'a>>,
+    ) -> WalkState<'a> {
+        if let Some(inner) = matcher.innermost_container() {
+            if let Some((read, names)) = inner.named_keys(graph) {
+                let (names, at) = (Arc::new(NamedKeys::new(&names)), read.len());
+                let run = (0, names.ends.len() as u32);
+                let resume = Resume { inner: Arc::new(inner), depth: 0 };
+                let entry = Arc::new(Entry { matcher, depth: 0 });
+                return WalkState::InKey { entry, resume, names, run, at, next: OnceCell::new(), closing };
+            }
+        }
         WalkState::entered(graph, slack, matcher, 0)
     }
 
+    /// Whether the walk admits token `id` ending at its node, `bytes` giving its bytes: every
+    /// token a walk state reaches, except past a key's close, where the answer settles it.
+    pub(super) fn admits<'b>(&self, graph: &Graph, id: TokenId, bytes: impl FnOnce() -> &'b [u8]) -> bool {
+        let WalkState::KeyClosed { entry, admitted, beyond, after } = self else { return true };
+        *after == AfterQuote::Nothing
+            || admitted.binary_search(&id).is_ok()
+            || (beyond.binary_search(&id).is_ok() && entry.matcher.clone().feed_all(graph, &bytes()[entry.depth..]))
+    }
+
     /// The walk's start inside `string` at `state`, the string the matcher is inside.
-    pub(super) fn in_string(matcher: &DocumentMatcher, string: &Arc<ByteDfa>, state: StateId) -> WalkState {
+    pub(super) fn in_string(matcher: &DocumentMatcher, string: &Arc<ByteDfa>, state: StateId) -> WalkState<'a> {
         let resume = matcher.inner_container().map(|inner| Resume { inner: Arc::new(inner), depth: 0 });
         let entry = Arc::new(Entry { matcher: matcher.clone(), depth: 0 });
         WalkState::InString { entry, resume, string: Arc::clone(string), state }
@@ -109,12 +250,17 @@ impl WalkState {
                     && !*complete.get_or_init(|| number.iter().any(NumberMatcher::is_accepting))
             }
             WalkState::InContainer { inner, .. } => inner.refuses(graph, byte),
+            WalkState::InKey { names, run, at, next, .. } => {
+                let next = next.get_or_init(|| names.next_bytes(*run, *at));
+                is_plain_key_byte(byte) && next[byte as usize / 64] & (1 << (byte % 64)) == 0
+            }
+            WalkState::KeyClosed { after, .. } => *after != AfterQuote::Colon && !(is_ws(byte) || byte == b':'),
         }
     }
 
     /// The state after `byte`, `path` being the bytes the walk read before it; `None` when the
     /// matcher refuses it.
-    pub(super) fn step(self, graph: &Graph, slack: u64, path: &[u8], byte: u8) -> Option<WalkState> {
+    pub(super) fn step(self, graph: &Graph, slack: u64, path: &[u8], byte: u8) -> Option<WalkState<'a>> {
         match self {
             WalkState::Full(mut matcher) => {
                 matcher.feed(graph, byte).then(|| WalkState::entered(graph, slack, matcher, path.len() + 1))
@@ -153,7 +299,67 @@ impl WalkState {
                 // The container closed before: the document decides.
                 Step::NotMine => replay(graph, slack, &entry, path, byte),
             },
+            WalkState::InKey { entry, resume, names, run, at, closing, .. } => {
+                if is_plain_key_byte(byte) {
+                    let run = names.narrow(run, at, byte);
+                    let next = OnceCell::new();
+                    return (run.0 < run.1).then(|| WalkState::InKey {
+                        entry,
+                        resume,
+                        names,
+                        run,
+                        at: at + 1,
+                        next,
+                        closing,
+                    });
+                }
+                if let (b'"', Some(closing)) = (byte, closing) {
+                    if let Some(closed) = WalkState::key_closed(graph, slack, closing, &entry, &resume, path) {
+                        return closed;
+                    }
+                }
+                match resume.replay(graph, slack, &entry, path, byte) {
+                    Ok(walk) => walk,
+                    Err(()) => replay(graph, slack, &entry, path, byte),
+                }
+            }
+            WalkState::KeyClosed { entry, admitted, beyond, after } => {
+                let after = match (after, byte) {
+                    (AfterQuote::Colon, _) | (_, b':') => AfterQuote::Colon,
+                    (_, byte) if is_ws(byte) => AfterQuote::Whitespace,
+                    _ => return None,
+                };
+                Some(WalkState::KeyClosed { entry, admitted, beyond, after })
+            }
         }
+    }
+
+    /// The walk state after the key's closing quote, read after `path`: `Some(None)` when the
+    /// container refuses it; `None` when the memo cannot settle what follows (a witness is
+    /// pending), the walk then steps on.
+    fn key_closed(
+        graph: &Graph,
+        slack: u64,
+        closing: KeyClosing<'a>,
+        entry: &Arc<Entry>,
+        resume: &Resume,
+        path: &[u8],
+    ) -> Option<Option<WalkState<'a>>> {
+        // The key's bytes since are plain ones some allowed name goes on with.
+        let mut inner = InnerContainer::clone(&resume.inner);
+        if !inner.read_named_key_text(graph, &path[resume.depth..]) || inner.feed(graph, b'"') != Step::Consumed {
+            return Some(None);
+        }
+        let schemas = inner.member_schemas(graph)?;
+        let admitted = closing.memo.admitted(schemas, inner.depth(), || {
+            let mut after = entry.matcher.clone();
+            let closed = after.feed_all(graph, &path[entry.depth..]) && after.feed(graph, b'"');
+            debug_assert!(closed, "the document takes a close its innermost container takes");
+            let mut steps = 0;
+            closed.then(|| closing.tails.admitted_tails(graph, slack, after, &mut steps))
+        })?;
+        let (entry, beyond) = (Arc::clone(entry), &closing.tails.beyond[..]);
+        Some(Some(WalkState::KeyClosed { entry, admitted, beyond, after: AfterQuote::Nothing }))
     }
 
     /// [`WalkState::step`], reusing the walk state after a string closes in a given automaton
@@ -164,8 +370,8 @@ impl WalkState {
         slack: u64,
         path: &[u8],
         byte: u8,
-        replays: &mut std::collections::HashMap<StateId, Option<WalkState>>,
-    ) -> Option<WalkState> {
+        replays: &mut std::collections::HashMap<StateId, Option<WalkState<'a>>>,
+    ) -> Option<WalkState<'a>> {
         let WalkState::InString { string, state, .. } = &self else {
             return self.step(graph, slack, path, byte);
         };
@@ -184,23 +390,21 @@ impl WalkState {
     /// The walk state inside `inner`, the innermost container of the entry matcher, at `depth`:
     /// inside a string or a number of it, their automata alone, as [`WalkState::entered`] has
     /// them.
-    fn within(graph: &Graph, slack: u64, entry: Arc<Entry>, inner: InnerContainer, depth: usize) -> WalkState {
+    fn within(graph: &Graph, slack: u64, entry: Arc<Entry>, inner: InnerContainer, depth: usize) -> WalkState<'a> {
         if let Some((string, state)) = inner.string_context(graph, slack) {
             let string = Arc::clone(string);
             let resume = Some(Resume { inner: Arc::new(inner), depth });
             return WalkState::InString { entry, resume, string, state };
         }
-        match inner.number_contexts() {
-            Some(number) => {
-                let resume = Some(Resume { inner: Arc::new(inner), depth });
-                WalkState::InNumber { entry, resume, number, complete: OnceCell::new() }
-            }
-            None => WalkState::InContainer { entry, inner },
+        if let Some(number) = inner.number_contexts() {
+            let resume = Some(Resume { inner: Arc::new(inner), depth });
+            return WalkState::InNumber { entry, resume, number, complete: OnceCell::new() };
         }
+        WalkState::InContainer { entry, inner }
     }
 
     /// The walk state on `matcher`, at the trie node of `depth`.
-    fn entered(graph: &Graph, slack: u64, matcher: DocumentMatcher, depth: usize) -> WalkState {
+    fn entered(graph: &Graph, slack: u64, matcher: DocumentMatcher, depth: usize) -> WalkState<'a> {
         if let Some((string, state)) = matcher.string_context(graph, slack) {
             let string = Arc::clone(string);
             let entry = Arc::new(Entry { matcher, depth });
@@ -219,7 +423,7 @@ impl WalkState {
 
 /// The entry matcher after the path's bytes since, then `byte`, as a walk state; `None` when
 /// refused.
-fn replay(graph: &Graph, slack: u64, entry: &Entry, path: &[u8], byte: u8) -> Option<WalkState> {
+fn replay<'a>(graph: &Graph, slack: u64, entry: &Entry, path: &[u8], byte: u8) -> Option<WalkState<'a>> {
     let mut matcher = entry.matcher.clone();
     let fed = matcher.feed_all(graph, &path[entry.depth..]) && matcher.feed(graph, byte);
     fed.then(|| WalkState::entered(graph, slack, matcher, path.len() + 1))

@@ -1046,6 +1046,10 @@ fn object_live(graph: &Graph, shape: &ObjectShape, seen: SeenKeys, unnamed: u64,
         return false;
     }
     let count = seen.len() as u64 + unnamed;
+    // Without a bound on the count or an order, the missing required keys simply come.
+    if shape.max.is_none() && shape.min <= count && !graph.ordered {
+        return true;
+    }
     let max = shape.max.unwrap_or(u64::MAX);
     let gate = OrderGate::new(graph, shape, seen, unnamed > 0);
     let mut missing_keys = missing_required(shape, seen);
@@ -1058,8 +1062,9 @@ fn object_live(graph: &Graph, shape: &ObjectShape, seen: SeenKeys, unnamed: u64,
     }
     let needed = shape.min.saturating_sub(count).max(missing);
     let extra = needed - missing;
-    let addable = addable_optional_keys(shape, &graph.satisfiable, seen, &|k| gate.admits(shape, k));
-    extra == 0 || addable.saturating_sub(unnamed) >= extra
+    extra == 0
+        || addable_optional_keys(shape, &graph.satisfiable, seen, &|k| gate.admits(shape, k)).saturating_sub(unnamed)
+            >= extra
 }
 
 /// How `key` (complete) may be added to an object with keys `seen`: `Some(false)` as any
@@ -2037,6 +2042,70 @@ impl InnerContainer {
         let mut numbers = Vec::new();
         self.value.number_contexts(&mut numbers).then_some(numbers)
     }
+
+    /// Right after a key's closing quote, with no witness pending: the schemas the member's
+    /// value is read on, sorted without repeats (as [`KeyCloses::value_schemas`] has them).
+    pub(crate) fn member_schemas(&self, graph: &Graph) -> Option<Box<[NodeId]>> {
+        let Value::Object(object) = &self.value else { return None };
+        if object.phase != ObjectPhase::AfterKey || object.tracks.iter().any(|t| t.pending) {
+            return None;
+        }
+        let key = object.key.value();
+        let mut nodes: Vec<NodeId> = object.tracks.iter().map(|t| t.shape(graph).value_schema(key)).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        Some(nodes.into_boxed_slice())
+    }
+
+    /// How many containers are open around the text read so far.
+    pub(crate) fn depth(&self) -> u32 {
+        self.nesting.depth
+    }
+
+    /// Reads `text` inside a key, as [`InnerContainer::feed`] would, when it holds no quote,
+    /// escape or control character and some name of [`InnerContainer::named_keys`] goes on
+    /// with it. The tracks are not asked at each byte: a track that takes no key starting
+    /// with the text refuses the key at its close, as it would have refused a byte before.
+    /// False when the text is not UTF-8 so far.
+    pub(crate) fn read_named_key_text(&mut self, graph: &Graph, text: &[u8]) -> bool {
+        let Value::Object(object) = &mut self.value else { return false };
+        if object.phase != ObjectPhase::InKey {
+            return false;
+        }
+        if !text.is_empty() {
+            self.whitespace_run = 0;
+        }
+        text.iter().all(|&b| object.feed_key(graph, b) == DecodeStep::Continue)
+    }
+
+    /// Inside a key that only keys named by the shapes can complete, on every track: the key
+    /// read so far and the names that may come next and start with it, sorted without repeats.
+    /// Then the container takes a byte that is no quote, escape or control character exactly
+    /// when one of those names goes on with it. `None` elsewhere, and while a character or an
+    /// escape is half read.
+    pub(crate) fn named_keys<'a>(&'a self, graph: &'a Graph) -> Option<(&'a str, Vec<&'a str>)> {
+        let Value::Object(object) = &self.value else { return None };
+        if object.phase != ObjectPhase::InKey || object.key.has_pending() || object.key_syntax.is_some() {
+            return None;
+        }
+        let mut names = Vec::new();
+        for track in &object.tracks {
+            let shape = track.shape(graph);
+            // Keys the patterns classify, or any key, may be unnamed (see `key_prefix_live`).
+            let options = track.key_options.as_ref()?;
+            if shape.keys.is_some() || options.open {
+                return None;
+            }
+            for (name, i) in KeyOptions::reachable(shape, &object.key) {
+                if *options.named[i].get_or_init(|| key_allowed(graph, shape, &track.seen, name, track.pending)) {
+                    names.push(name);
+                }
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        Some((object.key.value(), names))
+    }
 }
 
 /// Most arrays and objects an instance nests in one another. The matcher's state is a tree as
@@ -2169,12 +2238,21 @@ impl DocumentMatcher {
     /// document decides. Stepping it alone spares copying the containers above at every node
     /// of a mask's walk; `None` for the outermost container, which has none above it.
     pub(crate) fn inner_container(&self) -> Option<InnerContainer> {
-        self.innermost().filter(|value| !std::ptr::eq(*value, &self.value)).map(|value| InnerContainer {
+        self.innermost().filter(|value| !std::ptr::eq(*value, &self.value)).map(|value| self.detach(value))
+    }
+
+    /// [`DocumentMatcher::inner_container`], the outermost container included.
+    pub(crate) fn innermost_container(&self) -> Option<InnerContainer> {
+        self.innermost().map(|value| self.detach(value))
+    }
+
+    fn detach(&self, value: &Value) -> InnerContainer {
+        InnerContainer {
             value: value.clone(),
             whitespace_run: self.whitespace_run,
             max_whitespace: self.max_whitespace,
             nesting: self.nesting,
-        })
+        }
     }
 
     /// The innermost open container every container above only hands bytes on to (see
