@@ -155,6 +155,9 @@ fn vocabulary() -> CompiledVocabulary {
         "ok\": 1,",
         "value\":\"",
         "x\":1",
+        "\\\"\"",
+        "\\\"\":",
+        "ok\\\"\"",
     ] {
         tokens.push(t.as_bytes().to_vec());
     }
@@ -339,7 +342,7 @@ fn structured_masks_equal_reference_masks() {
             // Inside keys of open objects the closing tokens are decided by what the key closes
             // into: a named key, any other key, a key seen before.
             r#"{"type": "object", "properties": {"ok": {"type": "integer"}}, "additionalProperties": {"type": "string"}}"#,
-            r#"{"value": "x", "ok": 1, "x": "ok", "okay": ""}"#,
+            r#"{"value": "x", "ok": 1, "x": "ok", "okay": "", "ok\"": "\"", "\"": "ok\""}"#,
         ),
         (
             r#"{"type": "object", "patternProperties": {"^v": {"type": "integer"}}, "additionalProperties": {"type": "string"}}"#,

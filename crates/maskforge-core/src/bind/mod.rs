@@ -140,7 +140,8 @@ struct ContentCloses {
     /// Tokens that close at their first quote with no `,` or `}` after it, by their bytes
     /// before the quote.
     groups: Vec<ContentGroup>,
-    /// The other closing tokens, as a byte trie: they may reach past the member's value.
+    /// The other closing tokens that a key's close may admit, as a byte trie: they may reach
+    /// past the member's value, or close at a later quote and hold more after it.
     walked: TokenTrie,
 }
 
@@ -155,31 +156,30 @@ struct ContentGroup {
 }
 
 impl ContentCloses {
-    fn new(vocabulary: &Vocabulary, split: &StringSplit) -> ContentCloses {
+    fn new(vocabulary: &Vocabulary, split: &StringSplit, string: &ByteDfa, state: StateId) -> ContentCloses {
         let mut groups: HashMap<&[u8], ContentGroup> = HashMap::new();
         let mut walked = Vec::new();
-        for &id in split.first_quote.iter().flat_map(|close| &close.tokens) {
+        let first_quote = split.first_quote.iter().flat_map(|close| &close.tokens);
+        for &id in first_quote.chain(split.late.token_ids()) {
             let bytes = vocabulary.token_bytes(id).expect("closing tokens have bytes");
-            let quote = bytes.iter().position(|&b| b == b'"').expect("closing tokens hold a quote");
-            match after_key_quote(&bytes[quote + 1..]) {
+            // Where the string closes: the first quote, or a later one after an escaped quote.
+            let mut at = state;
+            let close = bytes
+                .iter()
+                .position(|&b| {
+                    at = string.next(at, b);
+                    string.is_accepting(at)
+                })
+                .expect("closing tokens close the string");
+            let (content, tail) = (&bytes[..close], &bytes[close + 1..]);
+            match after_key_quote(tail) {
                 AfterKeyQuote::Refused => {}
-                AfterKeyQuote::Member => walked.push((bytes.to_vec(), id)),
-                AfterKeyQuote::Alone => {
-                    let group = groups.entry(&bytes[..quote]).or_default();
-                    match bytes.len() == quote + 1 {
-                        true => group.bare.push(id),
-                        false => group.tailed.push(id),
-                    }
-                }
+                AfterKeyQuote::Alone if tail.is_empty() => groups.entry(content).or_default().bare.push(id),
+                // The answers for tails are by the first quote's tail.
+                AfterKeyQuote::Alone if !content.contains(&b'"') => groups.entry(content).or_default().tailed.push(id),
+                AfterKeyQuote::Alone | AfterKeyQuote::Member => walked.push((bytes.to_vec(), id)),
             }
         }
-        walked.extend(
-            split
-                .late
-                .token_ids()
-                .iter()
-                .map(|&id| (vocabulary.token_bytes(id).expect("closing tokens have bytes").to_vec(), id)),
-        );
         let mut groups: Vec<ContentGroup> =
             groups.into_iter().map(|(content, group)| ContentGroup { content: content.to_vec(), ..group }).collect();
         groups.sort_unstable_by(|a, b| a.content.cmp(&b.content));
@@ -536,7 +536,7 @@ impl BoundInner {
         };
         let (graph, slack) = (&program.graph, strings.longest_token);
         let tails = strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary));
-        let closes = split.by_content.get_or_init(|| ContentCloses::new(&self.vocabulary, split));
+        let closes = split.by_content.get_or_init(|| ContentCloses::new(&self.vocabulary, split, string, state));
         let mut steps = 0;
         // The tails each outcome admits (`None`: no track takes such a key), in order met.
         let mut admitted: Vec<Option<Arc<[TokenId]>>> = Vec::new();

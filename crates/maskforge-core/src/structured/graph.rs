@@ -306,8 +306,9 @@ pub(crate) struct PatternKeys {
     /// this many code points (`names` is then `None`). Only on shapes without patterns, where
     /// every valid prefix has infinitely many pattern completions beside any seen keys.
     pub(crate) key_syntax: Option<u64>,
-    /// Schema of each signature some unnamed key has.
-    pub(crate) signatures: HashMap<u64, NodeId>,
+    /// Schema of each signature some unnamed key has (a few hundred at most, looked up for
+    /// every key a mask closes: ordered rather than hashed).
+    pub(crate) signatures: BTreeMap<u64, NodeId>,
     /// Keys of each signature, as decoded UTF-8, named keys removed.
     languages: Vec<(u64, ByteDfa)>,
     /// How many unnamed keys each signature has (`None`: infinitely many).
@@ -1085,7 +1086,7 @@ impl Graph {
                 }
             }
         }
-        let mut signatures = HashMap::new();
+        let mut signatures = BTreeMap::new();
         let mut counts = Vec::new();
         for (sig, language) in &languages {
             let named_here = named.iter().filter(|k| language.matches(k.as_bytes())).count() as u64;

@@ -1867,9 +1867,8 @@ pub(crate) struct KeyCloses<'m> {
     read: &'m StringDecoder,
     /// The tracks of those objects.
     tracks: Vec<&'m ObjectTrack>,
-    /// Per track, whether every key the text so far can become is neither named by its shape
-    /// nor seen, and its shape reads unnamed keys on one schema: all close alike.
-    plain: Vec<bool>,
+    /// Per track, what its keys starting with the text so far are.
+    keys: Vec<TrackKeys<'m>>,
     /// Per track, its key automata after the key read so far.
     runs: Vec<Option<PrefixRuns>>,
     /// Per track, [`key_use`] of the keys not named by its shape nor seen, by their value
@@ -1879,9 +1878,20 @@ pub(crate) struct KeyCloses<'m> {
     outcomes: Vec<KeyClose>,
     /// The one outcome, once known, when every track is plain.
     uniform: Option<usize>,
-    /// The key being closed, and its outcome (reused between keys).
+    /// The rest of the key being closed when it holds an escape, the whole key when asked,
+    /// and the outcome (reused between keys).
+    rest: String,
     key: String,
     outcome: Vec<Option<NodeId>>,
+}
+
+/// A track's keys that start with the key read so far: the rest of each, after that text.
+struct TrackKeys<'m> {
+    named: Vec<&'m str>,
+    seen: Vec<&'m str>,
+    /// Neither named nor seen keys start with the text, no character is half read, and the
+    /// shape reads every unnamed key on one schema: all keys close alike.
+    plain: bool,
 }
 
 /// For each track, the node the member's value is read on, or `None` where the key is refused.
@@ -1889,17 +1899,19 @@ pub(crate) struct KeyCloses<'m> {
 struct KeyClose(Vec<Option<NodeId>>);
 
 impl<'m> KeyCloses<'m> {
-    fn new(graph: &Graph, read: &'m StringDecoder, tracks: Vec<&'m ObjectTrack>) -> KeyCloses<'m> {
+    fn new(graph: &'m Graph, read: &'m StringDecoder, tracks: Vec<&'m ObjectTrack>) -> KeyCloses<'m> {
         let prefix = read.value();
-        let pending = read.has_pending();
-        let plain = tracks
+        let keys = tracks
             .iter()
             .map(|track| {
                 let shape = track.shape(graph);
                 let sorted = KeyOptions::sorted_names(shape);
                 let start = sorted.partition_point(|(name, _)| &**name < prefix);
-                let named = sorted.get(start).is_some_and(|(name, _)| name.starts_with(prefix));
-                !pending && shape.keys.is_none() && !named && !track.seen.iter().any(|k| k.starts_with(prefix))
+                let named: Vec<&str> =
+                    sorted[start..].iter().map_while(|(name, _)| name.strip_prefix(prefix)).collect();
+                let seen: Vec<&str> = track.seen.iter().filter_map(|k| k.strip_prefix(prefix)).collect();
+                let plain = !read.has_pending() && shape.keys.is_none() && named.is_empty() && seen.is_empty();
+                TrackKeys { named, seen, plain }
             })
             .collect();
         let unnamed = vec![Vec::new(); tracks.len()];
@@ -1907,11 +1919,12 @@ impl<'m> KeyCloses<'m> {
         KeyCloses {
             read,
             tracks,
-            plain,
+            keys,
             runs,
             unnamed,
             outcomes: Vec::new(),
             uniform: None,
+            rest: String::new(),
             key: String::new(),
             outcome: Vec::new(),
         }
@@ -1923,31 +1936,41 @@ impl<'m> KeyCloses<'m> {
         if self.uniform.is_some() {
             return self.uniform;
         }
-        if !self.read_key(content) {
-            return None;
-        }
-        let key = self.key.as_str();
-        self.outcome.clear();
-        let rest = &key[self.read.value().len()..];
-        let tracks = self.tracks.iter().zip(&self.plain).zip(&self.runs).zip(&mut self.unnamed);
-        for (((track, &plain), runs), unnamed) in tracks {
+        let decoded = self.decode_rest(content)?;
+        let KeyCloses { read, tracks, keys, runs, unnamed, rest, key, outcome, .. } = self;
+        let rest = decoded.unwrap_or(rest.as_str());
+        outcome.clear();
+        key.clear();
+        // The whole key, spelled out on first need.
+        let whole = |key: &mut String| {
+            if key.is_empty() {
+                key.push_str(read.value());
+                key.push_str(rest);
+            }
+        };
+        for (((track, keys), runs), unnamed) in tracks.iter().zip(keys.iter()).zip(runs.iter()).zip(unnamed) {
             let shape = track.shape(graph);
-            let named = !plain && (shape.properties.contains_key(key) || shape.required.contains(key));
+            let named = keys.named.contains(&rest);
             let node = match runs {
-                _ if plain => shape.other,
+                _ if keys.plain => shape.other,
                 Some(runs) if !named => shape.unnamed_value_schema(runs, rest),
-                _ => shape.value_schema(key),
+                _ => {
+                    whole(key);
+                    shape.value_schema(key)
+                }
             };
-            let allowed = if named || (!plain && track.seen.iter().any(|k| k == key)) {
-                key_use(graph, shape, &track.seen, key, false).is_some()
-            } else if let Some(&(_, allowed)) = unnamed.iter().find(|(n, _)| *n == node) {
-                allowed
-            } else {
-                let allowed = key_use(graph, shape, &track.seen, key, false).is_some();
-                unnamed.push((node, allowed));
-                allowed
+            let allowed = match unnamed.iter().find(|(n, _)| *n == node) {
+                Some(&(_, allowed)) if !named && !keys.seen.contains(&rest) => allowed,
+                known => {
+                    whole(key);
+                    let allowed = key_use(graph, shape, &track.seen, key, false).is_some();
+                    if known.is_none() && !named && !keys.seen.contains(&rest) {
+                        unnamed.push((node, allowed));
+                    }
+                    allowed
+                }
             };
-            self.outcome.push(allowed.then_some(node));
+            outcome.push(allowed.then_some(node));
         }
         let index = match self.outcomes.iter().position(|known| known.0 == self.outcome) {
             Some(index) => index,
@@ -1956,32 +1979,29 @@ impl<'m> KeyCloses<'m> {
                 self.outcomes.len() - 1
             }
         };
-        if self.plain.iter().all(|&plain| plain) {
+        if self.keys.iter().all(|keys| keys.plain) {
             self.uniform = Some(index);
         }
         Some(index)
     }
 
-    /// Decodes the key closed by `content` and a quote into `self.key`; false when they do not
-    /// close it. Without escapes the key is the text so far and the content's characters.
-    fn read_key(&mut self, content: &[u8]) -> bool {
-        self.key.clear();
+    /// The key's characters after the text so far, when `content` and a quote close it:
+    /// `Some(rest)` without escapes (the content itself), `None` when decoded into
+    /// `self.rest`; `None` outside when they do not close the key.
+    fn decode_rest<'c>(&mut self, content: &'c [u8]) -> Option<Option<&'c str>> {
         if !self.read.has_pending() && !content.contains(&b'\\') {
-            let Ok(content) = std::str::from_utf8(content) else { return false };
-            if content.contains('"') || content.bytes().any(|b| b < 0x20) {
-                return false;
-            }
-            self.key.push_str(self.read.value());
-            self.key.push_str(content);
-            return true;
+            let content = std::str::from_utf8(content).ok()?;
+            let closes = !content.contains('"') && !content.bytes().any(|b| b < 0x20);
+            return closes.then_some(Some(content));
         }
         let mut decoder = self.read.clone();
         let continues = content.iter().all(|&b| decoder.feed(b) == DecodeStep::Continue);
         if !continues || decoder.feed(b'"') != DecodeStep::Closed {
-            return false;
+            return None;
         }
-        self.key.push_str(decoder.value());
-        true
+        self.rest.clear();
+        self.rest.push_str(&decoder.value()[self.read.value().len()..]);
+        Some(None)
     }
 
     /// The schemas the member's value is read on after a key of outcome `index`, sorted and
@@ -2295,7 +2315,7 @@ impl DocumentMatcher {
     /// any key or classifies no keys by patterns, and has no witness member pending, and the
     /// containers above those objects only hand bytes on to them (see [`Value::key_objects`]):
     /// what closing that key leads to, for [`KeyCloses`].
-    pub(crate) fn key_closes(&self, graph: &Graph) -> Option<KeyCloses<'_>> {
+    pub(crate) fn key_closes<'m>(&'m self, graph: &'m Graph) -> Option<KeyCloses<'m>> {
         if self.trailing || !self.started {
             return None;
         }
