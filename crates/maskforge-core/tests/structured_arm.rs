@@ -158,6 +158,14 @@ fn vocabulary() -> CompiledVocabulary {
         "\\\"\"",
         "\\\"\":",
         "ok\\\"\"",
+        "\\n",
+        "\\/b",
+        "\\u00e9",
+        "\\u00e9\\n",
+        "\\u003",
+        "\\u00e",
+        "\\ud83d",
+        "\\ud83d\\ude00\":",
     ] {
         tokens.push(t.as_bytes().to_vec());
     }
@@ -175,7 +183,7 @@ fn structured_masks_equal_reference_masks() {
         (
             // A tagged union whose branches overlap on every kind but objects.
             r#"{"oneOf": [{"properties": {"ok": {"const": "a"}, "value": {"type": "integer"}}, "required": ["ok"], "additionalProperties": false}, {"properties": {"ok": {"const": "b"}, "children": {"type": "array"}}, "required": ["ok"], "additionalProperties": false}]}"#,
-            r#"{"children": [1, []], "ok": "b"}"#,
+            r#"{"ch\u0069ldren": [1, []], "\u006fk": "b"}"#,
         ),
         (
             r##"{"$defs": {"n": {"type": "object", "properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "required": ["value"]}}, "$ref": "#/$defs/n"}"##,
@@ -228,6 +236,11 @@ fn structured_masks_equal_reference_masks() {
         (
             r#"{"type": "object", "patternProperties": {"^(ok|value)$": {"type": "integer"}, "^x": {"type": "null"}}, "additionalProperties": false}"#,
             r#"{"value": 12, "xok": null, "ok": 1}"#,
+        ),
+        (
+            // Named keys spelled with escapes, and with a character of two bytes.
+            r#"{"properties": {"a/b": {"type": "null"}, "\u00e9\n": {"type": "integer"}, "\u00e9y": {}, "\ud83d\ude00": {}}, "additionalProperties": false}"#,
+            r#"{"a\/b": null, "\u00e9\n": 1, "\ud83d\ude00": 3, "éy": 2}"#,
         ),
         (
             // Keys read on the pattern's automaton in a closed object: each key's close decides.

@@ -2082,9 +2082,9 @@ impl InnerContainer {
         self.nesting.depth
     }
 
-    /// Reads `text` inside a key, as [`InnerContainer::feed`] would, when it holds no quote,
-    /// escape or control character and some name of [`InnerContainer::named_keys`] goes on
-    /// with it. The tracks are not asked at each byte: a track that takes no key starting
+    /// Reads `text` inside a key, as [`InnerContainer::feed`] would, when it does not close
+    /// the key and some name of [`InnerContainer::named_keys`] goes on with the characters it
+    /// spells. The tracks are not asked at each byte: a track that takes no key starting
     /// with the text refuses the key at its close, as it would have refused a byte before.
     /// False when the text is not UTF-8 so far.
     pub(crate) fn read_named_key_text(&mut self, graph: &Graph, text: &[u8]) -> bool {
