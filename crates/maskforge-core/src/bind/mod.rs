@@ -6,6 +6,7 @@
 //! row is computed on first use behind a per-state once-cell.
 
 mod closing;
+mod named_keys;
 mod rows;
 mod walk;
 

@@ -12,6 +12,7 @@ use std::cell::OnceCell;
 use std::sync::Arc;
 
 use super::closing::{KeyTailMemo, QuoteTails};
+use super::named_keys::{KeyRun, KeyStep};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step};
@@ -50,18 +51,12 @@ pub(super) enum WalkState<'a> {
         entry: Arc<Entry>,
         inner: InnerContainer,
     },
-    /// Inside a key only named keys complete: the run of `names` that goes on with the key
-    /// read so far, whose next byte is at `at` in them, narrowed at each character read (an
-    /// escape's once it is complete); the closing quote is replayed on the container.
+    /// Inside a key only named keys complete: the names that go on with the key read so far
+    /// (see [`KeyRun`]); the closing quote is replayed on the container.
     InKey {
         entry: Arc<Entry>,
         resume: Resume,
-        names: Arc<NamedKeys>,
-        run: (u32, u32),
-        at: usize,
-        escape: KeyEscape,
-        /// The bytes some name of the run has at `at`, as a bit set: asked for every child.
-        next: OnceCell<[u64; 4]>,
+        key: KeyRun,
         closing: Option<KeyClosing<'a>>,
     },
     /// Past the closing quote of a key the walk started in, when the bound schema knows which
@@ -75,32 +70,6 @@ pub(super) enum WalkState<'a> {
         beyond: &'a [TokenId],
         after: AfterQuote,
     },
-}
-
-/// An escape half read inside a key.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum KeyEscape {
-    None,
-    /// After the backslash.
-    Started,
-    /// After `\u` and `digits` hex digits, whose value is `unit`.
-    Unicode {
-        digits: u8,
-        unit: u32,
-    },
-}
-
-/// The character a one-letter escape stands for (`u` excluded).
-fn escaped_char(byte: u8) -> Option<u8> {
-    Some(match byte {
-        b'"' | b'\\' | b'/' => byte,
-        b'b' => 0x08,
-        b'f' => 0x0c,
-        b'n' => b'\n',
-        b'r' => b'\r',
-        b't' => b'\t',
-        _ => return None,
-    })
 }
 
 /// What a walk inside a key needs to settle the tokens that close it.
@@ -119,84 +88,8 @@ pub(super) enum AfterQuote {
     Colon,
 }
 
-/// The names a key may still become (see [`InnerContainer::named_keys`]), sorted, in one buffer.
-pub(super) struct NamedKeys {
-    text: Box<[u8]>,
-    /// Where each name ends in `text`.
-    ends: Box<[u32]>,
-}
-
-impl NamedKeys {
-    fn new(names: &[&str]) -> NamedKeys {
-        let mut text = Vec::with_capacity(names.iter().map(|n| n.len()).sum());
-        let mut ends = Vec::with_capacity(names.len());
-        for name in names {
-            text.extend_from_slice(name.as_bytes());
-            ends.push(text.len() as u32);
-        }
-        NamedKeys { text: text.into(), ends: ends.into() }
-    }
-
-    fn name(&self, i: u32) -> &[u8] {
-        let start = match i {
-            0 => 0,
-            i => self.ends[i as usize - 1] as usize,
-        };
-        &self.text[start..self.ends[i as usize] as usize]
-    }
-
-    /// Whether some name of `run` has a character starting at `at` whose first UTF-16 code
-    /// unit (as a `\u` escape spells it) is within `low..=high`. False mid-character.
-    fn unit_in(&self, (lo, hi): (u32, u32), at: usize, low: u32, high: u32) -> bool {
-        (lo..hi).any(|i| {
-            let rest = &self.name(i)[at.min(self.name(i).len())..];
-            let Some(c) = rest.utf8_chunks().next().and_then(|chunk| chunk.valid().chars().next()) else {
-                return false;
-            };
-            let mut units = [0u16; 2];
-            let unit = u32::from(c.encode_utf16(&mut units)[0]);
-            (low..=high).contains(&unit)
-        })
-    }
-
-    /// The bytes the names of `run` have at `at`, as a bit set.
-    fn next_bytes(&self, (lo, hi): (u32, u32), at: usize) -> [u64; 4] {
-        let mut bytes = [0u64; 4];
-        for byte in (lo..hi).filter_map(|i| self.name(i).get(at)) {
-            bytes[*byte as usize / 64] |= 1 << (byte % 64);
-        }
-        bytes
-    }
-
-    /// The names of `run` with `byte` at `at`; the run shares its bytes before `at`, so they
-    /// are sorted by that byte (a name that ends before comes first).
-    fn narrow(&self, (lo, hi): (u32, u32), at: usize, byte: u8) -> (u32, u32) {
-        let at_byte = |i: u32| self.name(i).get(at).copied();
-        let first = partition_point(lo, hi, |i| at_byte(i) < Some(byte));
-        (first, partition_point(first, hi, |i| at_byte(i) == Some(byte)))
-    }
-}
-
-/// The first index in `lo..hi` where `before` turns false (it holds on a prefix of the range).
-fn partition_point(mut lo: u32, mut hi: u32, before: impl Fn(u32) -> bool) -> u32 {
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if before(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}
-
 fn is_ws(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
-}
-
-/// Bytes a key takes as they are: no quote, escape or control character.
-fn is_plain_key_byte(byte: u8) -> bool {
-    byte >= 0x20 && byte != b'"' && byte != b'\\'
 }
 
 /// The innermost container around a string or number a walk reads alone, and the depth at
@@ -253,12 +146,10 @@ impl<'a> WalkState<'a> {
     ) -> WalkState<'a> {
         if let Some(inner) = matcher.innermost_container() {
             if let Some((read, names)) = inner.named_keys(graph) {
-                let (names, at) = (Arc::new(NamedKeys::new(&names)), read.len());
-                let run = (0, names.ends.len() as u32);
+                let key = KeyRun::new(&names, read.len());
                 let resume = Resume { inner: Arc::new(inner), depth: 0 };
                 let entry = Arc::new(Entry { matcher, depth: 0 });
-                let (escape, next) = (KeyEscape::None, OnceCell::new());
-                return WalkState::InKey { entry, resume, names, run, at, escape, next, closing };
+                return WalkState::InKey { entry, resume, key, closing };
             }
         }
         WalkState::entered(graph, slack, matcher, 0)
@@ -292,16 +183,7 @@ impl<'a> WalkState<'a> {
                     && !*complete.get_or_init(|| number.iter().any(NumberMatcher::is_accepting))
             }
             WalkState::InContainer { inner, .. } => inner.refuses(graph, byte),
-            WalkState::InKey { names, run, at, escape, next, .. } => {
-                let next = next.get_or_init(|| names.next_bytes(*run, *at));
-                let no_name_has = |c: u8| next[c as usize / 64] & (1 << (c % 64)) == 0;
-                match escape {
-                    KeyEscape::None if byte == b'\\' => *next == [0; 4],
-                    KeyEscape::None => byte < 0x20 || (is_plain_key_byte(byte) && no_name_has(byte)),
-                    KeyEscape::Started => byte != b'u' && escaped_char(byte).is_none_or(no_name_has),
-                    KeyEscape::Unicode { .. } => !byte.is_ascii_hexdigit(),
-                }
-            }
+            WalkState::InKey { key, .. } => key.refuses(byte),
             WalkState::KeyClosed { after, .. } => *after != AfterQuote::Colon && !(is_ws(byte) || byte == b':'),
         }
     }
@@ -347,61 +229,26 @@ impl<'a> WalkState<'a> {
                 // The container closed before: the document decides.
                 Step::NotMine => replay(graph, slack, &entry, path, byte),
             },
-            WalkState::InKey { entry, resume, names, mut run, mut at, escape, closing, .. } => {
-                // The character read, once complete: its UTF-8 bytes narrow the run.
-                let mut character = [0u8; 4];
-                let (read, escape): (&[u8], KeyEscape) = match (escape, byte) {
-                    (KeyEscape::None, b'"') => {
-                        if let Some(closing) = closing {
-                            if let Some(closed) = WalkState::key_closed(graph, slack, closing, &entry, &resume, path) {
-                                return closed;
-                            }
-                        }
-                        return match resume.replay(graph, slack, &entry, path, byte) {
-                            Ok(walk) => walk,
-                            Err(()) => replay(graph, slack, &entry, path, byte),
-                        };
-                    }
-                    // An escape spells a character: some name must go on with one.
-                    (KeyEscape::None, b'\\') if names.unit_in(run, at, 0, u32::MAX) => (&[], KeyEscape::Started),
-                    (KeyEscape::None, byte) if byte >= 0x20 => {
-                        character[0] = byte;
-                        (&character[..1], KeyEscape::None)
-                    }
-                    (KeyEscape::Started, b'u') => (&[], KeyEscape::Unicode { digits: 0, unit: 0 }),
-                    (KeyEscape::Started, byte) => {
-                        character[0] = escaped_char(byte)?;
-                        (&character[..1], KeyEscape::None)
-                    }
-                    (KeyEscape::Unicode { digits, unit }, byte) => {
-                        let unit = unit * 16 + (byte as char).to_digit(16)?;
-                        // The code units the digits so far may still become.
-                        let shift = 4 * (3 - u32::from(digits));
-                        if !names.unit_in(run, at, unit << shift, ((unit + 1) << shift) - 1) {
-                            return None;
-                        }
-                        if digits < 3 {
-                            (&[], KeyEscape::Unicode { digits: digits + 1, unit })
-                        } else {
-                            // Surrogate halves pair across escapes: the container reads those.
-                            let Some(c) = char::from_u32(unit) else {
-                                return match resume.replay(graph, slack, &entry, path, byte) {
-                                    Ok(walk) => walk,
-                                    Err(()) => replay(graph, slack, &entry, path, byte),
-                                };
-                            };
-                            (c.encode_utf8(&mut character).as_bytes(), KeyEscape::None)
+            WalkState::InKey { entry, resume, key, closing } => match key.read(byte) {
+                KeyStep::Reads(key) => Some(WalkState::InKey { entry, resume, key, closing }),
+                KeyStep::Refused => None,
+                KeyStep::Closes => {
+                    if let Some(closing) = closing {
+                        if let Some(closed) = WalkState::key_closed(graph, slack, closing, &entry, &resume, path) {
+                            return closed;
                         }
                     }
-                    _ => return None,
-                };
-                for &b in read {
-                    run = names.narrow(run, at, b);
-                    at += 1;
+                    match resume.replay(graph, slack, &entry, path, byte) {
+                        Ok(walk) => walk,
+                        Err(()) => replay(graph, slack, &entry, path, byte),
+                    }
                 }
-                let next = OnceCell::new();
-                (run.0 < run.1).then(|| WalkState::InKey { entry, resume, names, run, at, escape, next, closing })
-            }
+                // Half a surrogate pair: the container reads it.
+                KeyStep::Unsure => match resume.replay(graph, slack, &entry, path, byte) {
+                    Ok(walk) => walk,
+                    Err(()) => replay(graph, slack, &entry, path, byte),
+                },
+            },
             WalkState::KeyClosed { entry, admitted, beyond, after } => {
                 let after = match (after, byte) {
                     (AfterQuote::Colon, _) | (_, b':') => AfterQuote::Colon,
