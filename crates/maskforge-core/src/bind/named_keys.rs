@@ -97,7 +97,7 @@ impl KeyRun {
 
 /// An escape half read inside a key.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum KeyEscape {
+enum KeyEscape {
     None,
     /// After the backslash.
     Started,
@@ -121,8 +121,10 @@ fn escaped_char(byte: u8) -> Option<u8> {
     })
 }
 
-/// The names a key may still become (see [`InnerContainer::named_keys`]), sorted, in one buffer.
-pub(super) struct NamedKeys {
+/// The names a key may still become (see
+/// [`InnerContainer::named_keys`](crate::structured::InnerContainer::named_keys)), sorted, in one
+/// buffer.
+struct NamedKeys {
     text: Box<[u8]>,
     /// Where each name ends in `text`.
     ends: Box<[u32]>,
