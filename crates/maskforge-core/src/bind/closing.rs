@@ -101,22 +101,9 @@ impl QuoteTails {
         steps: &mut usize,
     ) -> Vec<u32> {
         let mut admitted = vec![0u32; word_count];
-        for &id in &self.bare {
+        for &id in self.bare.iter().chain(&self.admitted_tails(graph, slack, matcher, steps)) {
             mask::set_bit(&mut admitted, id);
         }
-        self.tails.walk_pruned(
-            WalkState::enter(graph, slack, matcher),
-            |walk, byte| walk.refuses(graph, byte),
-            |walk, path, byte| {
-                *steps += 1;
-                walk.step(graph, slack, path, byte)
-            },
-            |_, ids| {
-                for &id in ids {
-                    mask::set_bit(&mut admitted, id);
-                }
-            },
-        );
         admitted
     }
 }

@@ -2007,11 +2007,16 @@ impl<'m> KeyCloses<'m> {
     /// The schemas the member's value is read on after a key of outcome `index`, sorted and
     /// without repeats (tracks on one schema read alike); empty when no track takes the key.
     pub(crate) fn value_schemas(&self, index: usize) -> Box<[NodeId]> {
-        let mut nodes: Vec<NodeId> = self.outcomes[index].0.iter().flatten().copied().collect();
-        nodes.sort_unstable();
-        nodes.dedup();
-        nodes.into_boxed_slice()
+        schema_set(self.outcomes[index].0.iter().flatten().copied())
     }
+}
+
+/// Schemas sorted without repeats: tracks on one schema read alike.
+fn schema_set(nodes: impl Iterator<Item = NodeId>) -> Box<[NodeId]> {
+    let mut nodes: Vec<NodeId> = nodes.collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes.into_boxed_slice()
 }
 
 /// The innermost open container of a document, read apart from the containers above it (see
@@ -2071,10 +2076,7 @@ impl InnerContainer {
             return None;
         }
         let key = object.key.value();
-        let mut nodes: Vec<NodeId> = object.tracks.iter().map(|t| t.shape(graph).value_schema(key)).collect();
-        nodes.sort_unstable();
-        nodes.dedup();
-        Some(nodes.into_boxed_slice())
+        Some(schema_set(object.tracks.iter().map(|t| t.shape(graph).value_schema(key))))
     }
 
     /// How many containers are open around the text read so far.
