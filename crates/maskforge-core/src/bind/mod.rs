@@ -21,7 +21,7 @@ use crate::mask;
 use crate::options::BindPolicy;
 use crate::session::Session;
 use crate::structured::{DocumentMatcher, KeyCloses, StructuredProgram};
-use crate::vocabulary::{CompiledVocabulary, TokenId, TokenTrie, Vocabulary};
+use crate::vocabulary::{CompiledVocabulary, Descend, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use closing::{CloseMemo, KeyTailMemo};
 pub(crate) use rows::RowTable;
@@ -344,11 +344,11 @@ impl BoundInner {
             if state == DEAD {
                 return row;
             }
-            trie.walk(
+            trie.walk_copy(
                 state,
-                |s, class| {
-                    let next = dfa.next_class(s, class);
-                    (next != DEAD).then_some(next)
+                |s, class| match dfa.next_class(s, class) {
+                    DEAD => Descend::Skip,
+                    next => Descend::Enter(next),
                 },
                 |_, ids| {
                     for &id in ids {
@@ -632,26 +632,26 @@ impl BoundInner {
         let mut closing = Vec::new();
         let mut first_quote: Vec<FirstQuoteCloses> = Vec::new();
         let mut late = Vec::new();
-        // The walk state: the automaton state, the symbols read, and once the string closed on
-        // the way, how many symbols that took and the state it closed into. Past the close
-        // every token is a closing one, whatever its remaining symbols.
-        trie.walk(
-            (state, 0u32, None),
-            |(s, depth, close), symbol| {
+        // The walk state: the automaton state, the symbols read, and whether the string closed
+        // there. Past the close every token is a closing one, whatever its remaining symbols,
+        // so the subtree is taken whole.
+        trie.walk_copy(
+            (state, 0u32, false),
+            |(s, depth, _), symbol| {
                 walked += 1;
-                if close.is_some() {
-                    return Some((s, depth + 1, close));
+                match next(s, symbol) {
+                    DEAD => Descend::Skip,
+                    to if string.is_accepting(to) => Descend::Take((to, depth + 1, true)),
+                    to => Descend::Enter((to, depth + 1, false)),
                 }
-                let to = next(s, symbol);
-                (to != DEAD).then(|| (to, depth + 1, string.is_accepting(to).then_some((depth + 1, to))))
             },
-            |&(_, _, close), ids| {
-                let Some((length, closed)) = close else {
+            |(closed, length, closes), ids| {
+                if !closes {
                     for &id in ids {
                         mask::set_bit(&mut inside, id);
                     }
                     return;
-                };
+                }
                 for &id in ids {
                     let bytes = self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
                     closing.push((bytes.to_vec(), id));

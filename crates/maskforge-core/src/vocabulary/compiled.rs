@@ -86,6 +86,17 @@ pub struct TokenTrie {
     max_depth: usize,
 }
 
+/// What [`TokenTrie::walk_copy`] does with a child's subtree.
+#[derive(Clone, Copy, Debug)]
+pub enum Descend<S> {
+    /// Skip it: no token there is emitted.
+    Skip,
+    /// Step into it with this state.
+    Enter(S),
+    /// Emit all its tokens with this state, without walking it.
+    Take(S),
+}
+
 impl TokenTrie {
     /// Builds the trie from `(sequence, token id)` pairs; sequences must not be empty.
     pub fn build(entries: impl IntoIterator<Item = (Vec<u8>, TokenId)>) -> Self {
@@ -179,6 +190,44 @@ impl TokenTrie {
             + 4 * (self.depths.len() + self.subtree_ends.len() + self.token_starts.len() + self.token_ids.len())
     }
 
+    /// Walks every sequence from `start` with a state that is copied rather than cloned (an
+    /// automaton state, say): one slot per depth, no path kept. `step(state, symbol)` says what
+    /// becomes of the child's subtree (see [`Descend`]); `emit(state, ids)` gets the tokens
+    /// ending at an entered node, or every token of a taken subtree at once.
+    pub fn walk_copy<S: Copy>(
+        &self,
+        start: S,
+        mut step: impl FnMut(S, u8) -> Descend<S>,
+        mut emit: impl FnMut(S, &[TokenId]),
+    ) {
+        let mut states: Vec<S> = vec![start; self.max_depth + 1];
+        let mut i = 1;
+        let n = self.symbols.len();
+        while i < n {
+            let depth = self.depths[i] as usize;
+            let subtree_end = self.subtree_ends[i] as usize;
+            match step(states[depth - 1], self.symbols[i]) {
+                Descend::Skip => i = subtree_end,
+                Descend::Enter(next) => {
+                    let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[i + 1] as usize);
+                    if lo < hi {
+                        emit(next, &self.token_ids[lo..hi]);
+                    }
+                    states[depth] = next;
+                    i += 1;
+                }
+                Descend::Take(next) => {
+                    // Tokens are stored in node order, so a subtree's tokens are one run.
+                    let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[subtree_end] as usize);
+                    if lo < hi {
+                        emit(next, &self.token_ids[lo..hi]);
+                    }
+                    i = subtree_end;
+                }
+            }
+        }
+    }
+
     /// Walks every sequence from `start`. `step(state, symbol)` returns the next state or `None`
     /// when the symbol is dead there (the whole subtree is skipped). `emit(state, ids)` is called
     /// with the state reached at the end of each sequence that stays alive, and its token ids.
@@ -266,6 +315,43 @@ mod tests {
         seen.sort();
         assert_eq!(seen, vec![0, 1, 3, 4, 5]);
         assert_eq!(trie.max_depth(), 3);
+    }
+
+    #[test]
+    fn copy_walk_takes_whole_subtrees_with_the_state_at_their_root() {
+        let trie = TokenTrie::build(vec![
+            (b"ab".to_vec(), 0),
+            (b"a\"x".to_vec(), 1),
+            (b"a\"".to_vec(), 2),
+            (b"\"".to_vec(), 3),
+            (b"\"\"c".to_vec(), 4),
+            (b"c".to_vec(), 5),
+            (b"bc".to_vec(), 6),
+            (b"b".to_vec(), 7),
+        ]);
+        // Inside a "string" of a and b: a quote closes it (its subtree is taken whole, with the
+        // depth of the close), c is dead.
+        let mut steps = 0;
+        let mut seen = Vec::new();
+        trie.walk_copy(
+            (0u32, false),
+            |(depth, _), symbol| {
+                steps += 1;
+                match symbol {
+                    b'"' => Descend::Take((depth + 1, true)),
+                    b'c' => Descend::Skip,
+                    _ => Descend::Enter((depth + 1, false)),
+                }
+            },
+            |(depth, closed), ids| seen.extend(ids.iter().map(|&id| (id, depth, closed))),
+        );
+        seen.sort();
+        assert_eq!(
+            seen,
+            vec![(0, 2, false), (1, 2, true), (2, 2, true), (3, 1, true), (4, 1, true), (7, 1, false)]
+        );
+        // Nothing below a taken or skipped node is stepped: a, ab, a", ", c, b, bc.
+        assert_eq!(steps, 7);
     }
 
     #[test]
