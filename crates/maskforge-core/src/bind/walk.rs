@@ -330,15 +330,28 @@ impl<'a> WalkState<'a> {
     }
 
     /// The walk state on `matcher`, at the trie node of `depth`.
+    ///
+    /// At the walk's root, a string or number is resumed on its innermost container: detaching
+    /// it once per mask spares a replay of the whole matcher for every token that ends the
+    /// value. Deeper, the walk rarely holds the whole matcher, and detaching at every such node
+    /// would cost more than it spares.
     fn entered(graph: &Graph, slack: u64, matcher: DocumentMatcher, depth: usize) -> WalkState<'a> {
+        let resume = |matcher: &DocumentMatcher| {
+            (depth == 0)
+                .then(|| matcher.inner_container())
+                .flatten()
+                .map(|inner| Resume { inner: Arc::new(inner), depth })
+        };
         if let Some((string, state)) = matcher.string_context(graph, slack) {
             let string = Arc::clone(string);
+            let resume = resume(&matcher);
             let entry = Arc::new(Entry { matcher, depth });
-            return WalkState::InString { entry, resume: None, string, state };
+            return WalkState::InString { entry, resume, string, state };
         }
         if let Some(number) = matcher.number_contexts() {
+            let resume = resume(&matcher);
             let entry = Arc::new(Entry { matcher, depth });
-            return WalkState::InNumber { entry, resume: None, number, complete: OnceCell::new() };
+            return WalkState::InNumber { entry, resume, number, complete: OnceCell::new() };
         }
         match matcher.inner_container() {
             Some(inner) => WalkState::InContainer { entry: Arc::new(Entry { matcher, depth }), inner },
