@@ -67,4 +67,4 @@ pub use session::Session;
 pub use vocabulary::PretrainedOptions;
 #[cfg(feature = "tokenizer-processing")]
 pub use vocabulary::TokenizerJsonOptions;
-pub use vocabulary::{build_vocabulary, CompiledVocabulary, Descend, EosTokenIds, TokenId, TokenTrie, Vocabulary};
+pub use vocabulary::{build_vocabulary, CompiledVocabulary, Descend, EosTokenIds, Run, TokenId, TokenTrie, Vocabulary};

@@ -1404,6 +1404,27 @@ impl NumberMatcher {
             && !(c.integer_syntax_only && state.phase == Phase::Zero)
     }
 
+    /// Whether every run of digits read from here keeps the text live, by a sound test (false
+    /// may still keep it): digits continue the grammar everywhere past the first significant
+    /// digit, the point or the exponent mark; under constraints, only a nonzero significand of
+    /// a sign whose magnitudes have no upper bound and no value set qualifies, where every
+    /// extension of the digits stays in reach.
+    pub fn takes_any_digits(&self) -> bool {
+        use Phase::*;
+        let (d, state) = (&self.prepared.derived, &self.state);
+        if d.unconstrained {
+            return matches!(state.phase, Int | Dot | Frac | ExpMark | ExpSign | ExpDigits);
+        }
+        let side = d.side(state.negative);
+        matches!(state.phase, Int | Dot | Frac)
+            && !(d.syntax_integer && state.phase != Int)
+            && d.start_live
+            && d.candidates.is_none()
+            && !state.significand.is_zero()
+            && !side.empty
+            && side.hi.is_none()
+    }
+
     /// Whether any byte has been read.
     pub fn is_started(&self) -> bool {
         self.state.phase != Phase::Start

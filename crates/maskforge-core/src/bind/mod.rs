@@ -419,9 +419,10 @@ impl BoundInner {
                     memo: &strings.key_tails,
                     tails: strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary)),
                 };
-                trie.walk_pruned(
+                trie.walk_pruned_taking(
                     WalkState::enter_closing(graph, slack, matcher.clone(), Some(closing)),
                     |state, byte| state.refuses(graph, byte),
+                    |state, run| state.takes(run),
                     |state, path, byte| {
                         trie_steps += 1;
                         state.step(graph, slack, path, byte)

@@ -16,7 +16,7 @@ use super::named_keys::{KeyRun, KeyStep};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step};
-use crate::vocabulary::TokenId;
+use crate::vocabulary::{Run, TokenId};
 
 /// The matcher a walk state was entered from, and the depth of the trie node it was entered at:
 /// the walk's path from that depth on is what it read since.
@@ -185,6 +185,18 @@ impl<'a> WalkState<'a> {
             WalkState::InContainer { inner, .. } => inner.refuses(graph, byte),
             WalkState::InKey { key, .. } => key.refuses(byte),
             WalkState::KeyClosed { after, .. } => *after != AfterQuote::Colon && !(is_ws(byte) || byte == b':'),
+        }
+    }
+
+    /// True only when [`WalkState::step`] takes every nonempty `run` of bytes from here and
+    /// stays alive: the walk then admits a subtree of such bytes whole. Digits inside numbers
+    /// whose constraints cannot end them; whitespace between the tokens of a container.
+    pub(super) fn takes(&self, run: Run) -> bool {
+        match (self, run) {
+            (WalkState::InNumber { number, .. }, Run::Digits) => number.iter().any(NumberMatcher::takes_any_digits),
+            (WalkState::InContainer { inner, .. }, Run::Whitespace) => inner.takes_any_whitespace(),
+            (WalkState::Full(matcher), Run::Whitespace) => matcher.takes_any_whitespace(),
+            _ => false,
         }
     }
 

@@ -264,6 +264,24 @@ impl Value {
         }
     }
 
+    /// Whether this is an open container between its tokens, where whitespace changes nothing.
+    fn between_tokens(&self) -> bool {
+        match self {
+            Value::Object(o) => matches!(
+                o.phase,
+                ObjectPhase::AfterOpen
+                    | ObjectPhase::AfterKey
+                    | ObjectPhase::AfterColon
+                    | ObjectPhase::AfterValue
+                    | ObjectPhase::AfterComma
+            ),
+            Value::Array(a) => {
+                matches!(a.phase, ArrayPhase::AfterOpen | ArrayPhase::AfterItem | ArrayPhase::AfterComma)
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the innermost open value is a string (or key) still open: whitespace there is
     /// content, not insignificant.
     fn in_string(&self, graph: &Graph) -> bool {
@@ -2049,6 +2067,12 @@ impl InnerContainer {
         }
     }
 
+    /// Whether every run of whitespace leaves the container as it is: between its tokens, with
+    /// no bound on whitespace runs.
+    pub(crate) fn takes_any_whitespace(&self) -> bool {
+        self.max_whitespace.is_none() && self.value.between_tokens()
+    }
+
     /// True only when [`InnerContainer::feed`] would surely refuse `b` (see [`Value::refuses`]).
     pub(crate) fn refuses(&self, graph: &Graph, b: u8) -> bool {
         self.value.refuses(graph, b)
@@ -2217,6 +2241,12 @@ impl DocumentMatcher {
                 is_ws(b)
             }
         }
+    }
+
+    /// Whether every run of whitespace is read and keeps the text completable: before the
+    /// value, after it, or between the tokens of its container, with no bound on runs.
+    pub(crate) fn takes_any_whitespace(&self) -> bool {
+        self.max_whitespace.is_none() && (self.trailing || !self.started || self.value.between_tokens())
     }
 
     /// True only when [`DocumentMatcher::feed`] would surely return false for `b` (see

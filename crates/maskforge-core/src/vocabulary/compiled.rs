@@ -1,7 +1,7 @@
 //! The compiled vocabulary and the flat token trie that binding walks.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::{TokenId, Vocabulary};
 use crate::error::{Error, Result};
@@ -84,6 +84,28 @@ pub struct TokenTrie {
     token_starts: Vec<u32>,
     token_ids: Vec<TokenId>,
     max_depth: usize,
+    /// For node `i`, the first node from `i` on whose symbol is not of `i`'s [`Run`] kind: `i`'s
+    /// subtree is one run when that is past its end. Built on first use.
+    run_ends: OnceLock<Box<[u32]>>,
+}
+
+/// Kinds of byte a pruned walk can take whole subtrees of (see [`TokenTrie::walk_pruned_taking`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// ASCII digits.
+    Digits,
+    /// JSON whitespace: space, tab, line feed, carriage return.
+    Whitespace,
+}
+
+impl Run {
+    fn of(symbol: u8) -> Option<Run> {
+        match symbol {
+            b'0'..=b'9' => Some(Run::Digits),
+            b' ' | b'\t' | b'\n' | b'\r' => Some(Run::Whitespace),
+            _ => None,
+        }
+    }
 }
 
 /// What [`TokenTrie::walk_copy`] does with a child's subtree.
@@ -188,6 +210,7 @@ impl TokenTrie {
     pub fn heap_bytes(&self) -> usize {
         self.symbols.len()
             + 4 * (self.depths.len() + self.subtree_ends.len() + self.token_starts.len() + self.token_ids.len())
+            + self.run_ends.get().map_or(0, |ends| 4 * ends.len())
     }
 
     /// Walks every sequence from `start` with a state that is copied rather than cloned (an
@@ -228,6 +251,21 @@ impl TokenTrie {
         }
     }
 
+    /// The [`Run`] every symbol of node `i`'s subtree, its own included, is of, if any.
+    fn subtree_run(&self, i: usize) -> Option<Run> {
+        let run = Run::of(self.symbols[i])?;
+        let ends = self.run_ends.get_or_init(|| {
+            let n = self.symbols.len();
+            let mut ends = vec![n as u32; n];
+            for i in (0..n.saturating_sub(1)).rev() {
+                let same = Run::of(self.symbols[i]) == Run::of(self.symbols[i + 1]);
+                ends[i] = if same { ends[i + 1] } else { i as u32 + 1 };
+            }
+            ends.into_boxed_slice()
+        });
+        (ends[i] >= self.subtree_ends[i]).then_some(run)
+    }
+
     /// Walks every sequence from `start`. `step(state, symbol)` returns the next state or `None`
     /// when the symbol is dead there (the whole subtree is skipped). `emit(state, ids)` is called
     /// with the state reached at the end of each sequence that stays alive, and its token ids.
@@ -244,7 +282,22 @@ impl TokenTrie {
     pub fn walk_pruned<S: Clone>(
         &self,
         start: S,
+        refuses: impl FnMut(&S, u8) -> bool,
+        step: impl FnMut(S, &[u8], u8) -> Option<S>,
+        emit: impl FnMut(&S, &[TokenId]),
+    ) {
+        self.walk_pruned_taking(start, refuses, |_, _| false, step, emit);
+    }
+
+    /// [`TokenTrie::walk_pruned`], also asking `takes(state, run)` at each child whose subtree
+    /// is one [`Run`] (digits inside a number, say): true emits every token there with the
+    /// parent's state, without stepping into it. Answering true where some token there would
+    /// not stay alive admits it.
+    pub fn walk_pruned_taking<S: Clone>(
+        &self,
+        start: S,
         mut refuses: impl FnMut(&S, u8) -> bool,
+        mut takes: impl FnMut(&S, Run) -> bool,
         mut step: impl FnMut(S, &[u8], u8) -> Option<S>,
         mut emit: impl FnMut(&S, &[TokenId]),
     ) {
@@ -261,10 +314,17 @@ impl TokenTrie {
             let depth = self.depths[i] as usize;
             states.truncate(depth);
             let subtree_end = self.subtree_ends[i] as usize;
-            if refuses(
-                states[depth - 1].as_ref().expect("a parent's state is read before its last child"),
-                self.symbols[i],
-            ) {
+            let parent = states[depth - 1].as_ref().expect("a parent's state is read before its last child");
+            if refuses(parent, self.symbols[i]) {
+                i = subtree_end;
+                continue;
+            }
+            if self.subtree_run(i).is_some_and(|run| takes(parent, run)) {
+                // A subtree's tokens are one run in node order.
+                let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[subtree_end] as usize);
+                if lo < hi {
+                    emit(parent, &self.token_ids[lo..hi]);
+                }
                 i = subtree_end;
                 continue;
             }
@@ -346,12 +406,41 @@ mod tests {
             |(depth, closed), ids| seen.extend(ids.iter().map(|&id| (id, depth, closed))),
         );
         seen.sort();
-        assert_eq!(
-            seen,
-            vec![(0, 2, false), (1, 2, true), (2, 2, true), (3, 1, true), (4, 1, true), (7, 1, false)]
-        );
+        assert_eq!(seen, vec![(0, 2, false), (1, 2, true), (2, 2, true), (3, 1, true), (4, 1, true), (7, 1, false)]);
         // Nothing below a taken or skipped node is stepped: a, ab, a", ", c, b, bc.
         assert_eq!(steps, 7);
+    }
+
+    #[test]
+    fn pruned_walk_takes_only_subtrees_of_one_run() {
+        let trie = TokenTrie::build(vec![
+            (b"1".to_vec(), 0),
+            (b"12".to_vec(), 1),
+            (b"1a".to_vec(), 2),
+            (b"3".to_vec(), 3),
+            (b"34".to_vec(), 4),
+            (b" ".to_vec(), 5),
+            (b" \n".to_vec(), 6),
+            (b"a".to_vec(), 7),
+        ]);
+        let (mut taken, mut stepped) = (Vec::new(), Vec::new());
+        trie.walk_pruned_taking(
+            (),
+            |_, _| false,
+            |_, run| {
+                taken.push(run);
+                true
+            },
+            |_, path, symbol| {
+                stepped.push([path, &[symbol]].concat());
+                Some(())
+            },
+            |_, _| {},
+        );
+        // " " and "3" head runs of whitespace and of digits; "1" does not ("1a"), so it is
+        // stepped into and its digit child "12" is taken.
+        assert_eq!(taken, vec![Run::Whitespace, Run::Digits, Run::Digits]);
+        assert_eq!(stepped, vec![b"1".to_vec(), b"1a".to_vec(), b"a".to_vec()]);
     }
 
     #[test]

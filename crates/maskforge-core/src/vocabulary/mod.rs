@@ -6,7 +6,7 @@ mod pretrained;
 #[cfg(feature = "tokenizer-processing")]
 mod tokenizer_json;
 
-pub use compiled::{CompiledVocabulary, Descend, TokenTrie};
+pub use compiled::{CompiledVocabulary, Descend, Run, TokenTrie};
 #[cfg(feature = "huggingface-hub")]
 pub use pretrained::PretrainedOptions;
 #[cfg(feature = "tokenizer-processing")]
