@@ -2,10 +2,20 @@
 //! property schema applies and whether it repeats an earlier key.
 
 /// Decodes the text after a string's opening quote, byte by byte.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct StringDecoder {
     value: String,
     pending: Pending,
+}
+
+impl Clone for StringDecoder {
+    /// A copy with room to grow: copies are made to read on (a mask's walk copies the key at
+    /// each trie node and feeds it a byte), and an exact-size copy would reallocate at once.
+    fn clone(&self) -> Self {
+        let mut value = String::with_capacity(self.value.len() + 16);
+        value.push_str(&self.value);
+        StringDecoder { value, pending: self.pending }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
