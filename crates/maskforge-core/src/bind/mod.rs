@@ -595,7 +595,7 @@ impl BoundInner {
                 return Arc::clone(hit);
             }
             let trie = shared.trie.get_or_init(|| Arc::new(build_class_trie(&self.vocabulary, string.byte_classes())));
-            let split = Arc::new(self.compute_split(trie, |s, class| string.next_class(s, class), string, state).0);
+            let split = Arc::new(self.compute_split(trie, TrieSymbols::Classes, string, state).0);
             shared.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Arc::clone(&split));
             return split;
         }
@@ -604,10 +604,10 @@ impl BoundInner {
             return Arc::clone(hit);
         }
         let split = match self.string_trie(rows, string.byte_classes()) {
-            Some(trie) => self.compute_split(&trie, |s, class| string.next_class(s, class), string, state).0,
+            Some(trie) => self.compute_split(&trie, TrieSymbols::Classes, string, state).0,
             None => {
                 let BoundKind::Structured { trie, .. } = &self.kind else { unreachable!("string rows are structured") };
-                let (split, walked) = self.compute_split(trie, |s, byte| string.next(s, byte), string, state);
+                let (split, walked) = self.compute_split(trie, TrieSymbols::Bytes, string, state);
                 let mut local = rows.class_tries.lock().unwrap_or_else(|e| e.into_inner());
                 local.entry(*string.byte_classes()).or_default().walked += walked;
                 split
@@ -618,16 +618,38 @@ impl BoundInner {
         split
     }
 
-    /// Walks a token trie from `state` (`next` reads one trie symbol: a byte class or a byte):
-    /// tokens that stay inside the string go to one row, the ones that close it to a list. Also
-    /// returns the trie nodes stepped.
+    /// Walks a token trie from `state`: tokens that stay inside the string go to one row, the
+    /// ones that close it to a list. Also returns the trie nodes stepped.
+    ///
+    /// On the byte trie, a subtree whose bytes all loop on the state it is entered in stays
+    /// there, whatever its tokens: it is taken whole. Free text loops on most ASCII, so the
+    /// walk only goes down where quotes, escapes and other characters are.
     fn compute_split(
         &self,
         trie: &TokenTrie,
-        next: impl Fn(StateId, u8) -> StateId,
+        symbols: TrieSymbols,
         string: &ByteDfa,
         state: StateId,
     ) -> (StringSplit, u64) {
+        let next = |s, symbol| match symbols {
+            TrieSymbols::Classes => string.next_class(s, symbol),
+            TrieSymbols::Bytes => string.next(s, symbol),
+        };
+        // The ASCII bytes that loop on each state, worked out on first need. Bit 0 stands for
+        // NUL and the bytes from 128 on (see `TokenTrie::bytes_below`), which never loop here:
+        // it marks a state not worked out yet.
+        const UNKNOWN: u128 = 1;
+        let mut loops = vec![UNKNOWN; if symbols == TrieSymbols::Bytes { string.state_count() } else { 0 }];
+        let mut stays = |to: StateId, node: usize| {
+            symbols == TrieSymbols::Bytes && {
+                let looping = &mut loops[to as usize];
+                if *looping == UNKNOWN {
+                    *looping = (1..128u8).filter(|&b| string.next(to, b) == to).fold(0, |set, b| set | 1u128 << b);
+                }
+                let below = trie.bytes_below(node);
+                below & *looping == below
+            }
+        };
         let mut walked = 0u64;
         let mut inside = vec![0u32; self.word_count];
         let mut closing = Vec::new();
@@ -636,13 +658,14 @@ impl BoundInner {
         // The walk state: the automaton state, the symbols read, and whether the string closed
         // there. Past the close every token is a closing one, whatever its remaining symbols,
         // so the subtree is taken whole.
-        trie.walk_copy(
+        trie.walk_copy_at(
             (state, 0u32, false),
-            |(s, depth, _), symbol| {
+            |(s, depth, _), symbol, node| {
                 walked += 1;
                 match next(s, symbol) {
                     DEAD => Descend::Skip,
                     to if string.is_accepting(to) => Descend::Take((to, depth + 1, true)),
+                    to if stays(to, node) => Descend::Take((to, depth + 1, false)),
                     to => Descend::Enter((to, depth + 1, false)),
                 }
             },
@@ -711,6 +734,14 @@ impl BoundInner {
             mask::set_bit(row, eos);
         }
     }
+}
+
+/// What the symbols of a token trie are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TrieSymbols {
+    /// Byte classes of the automaton walked.
+    Classes,
+    Bytes,
 }
 
 /// Admits the `tokens` whose bits `admitted` has.

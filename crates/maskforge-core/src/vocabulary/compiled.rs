@@ -87,6 +87,9 @@ pub struct TokenTrie {
     /// For node `i`, the first node from `i` on whose symbol is not of `i`'s [`Run`] kind: `i`'s
     /// subtree is one run when that is past its end. Built on first use.
     run_ends: OnceLock<Box<[u32]>>,
+    /// For node `i`, the bytes on the edges below it (see [`TokenTrie::bytes_below`]). Built on
+    /// first use.
+    bytes_below: OnceLock<Box<[u128]>>,
 }
 
 /// Kinds of byte a pruned walk can take whole subtrees of (see [`TokenTrie::walk_pruned_taking`]).
@@ -211,6 +214,7 @@ impl TokenTrie {
         self.symbols.len()
             + 4 * (self.depths.len() + self.subtree_ends.len() + self.token_starts.len() + self.token_ids.len())
             + self.run_ends.get().map_or(0, |ends| 4 * ends.len())
+            + self.bytes_below.get().map_or(0, |below| 16 * below.len())
     }
 
     /// Walks every sequence from `start` with a state that is copied rather than cloned (an
@@ -221,6 +225,17 @@ impl TokenTrie {
         &self,
         start: S,
         mut step: impl FnMut(S, u8) -> Descend<S>,
+        emit: impl FnMut(S, &[TokenId]),
+    ) {
+        self.walk_copy_at(start, |state, symbol, _| step(state, symbol), emit);
+    }
+
+    /// [`TokenTrie::walk_copy`], `step` also getting the child's node index (for
+    /// [`TokenTrie::bytes_below`]).
+    pub(crate) fn walk_copy_at<S: Copy>(
+        &self,
+        start: S,
+        mut step: impl FnMut(S, u8, usize) -> Descend<S>,
         mut emit: impl FnMut(S, &[TokenId]),
     ) {
         let mut states: Vec<S> = vec![start; self.max_depth + 1];
@@ -229,7 +244,7 @@ impl TokenTrie {
         while i < n {
             let depth = self.depths[i] as usize;
             let subtree_end = self.subtree_ends[i] as usize;
-            match step(states[depth - 1], self.symbols[i]) {
+            match step(states[depth - 1], self.symbols[i], i) {
                 Descend::Skip => i = subtree_end,
                 Descend::Enter(next) => {
                     let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[i + 1] as usize);
@@ -249,6 +264,29 @@ impl TokenTrie {
                 }
             }
         }
+    }
+
+    /// The symbols on the edges strictly below node `i` of a byte trie, as a set of ASCII bytes:
+    /// bit `b` for byte `b` in `1..128`; bit 0 stands for NUL and every byte from 128 on.
+    pub(crate) fn bytes_below(&self, i: usize) -> u128 {
+        let below = self.bytes_below.get_or_init(|| {
+            let n = self.symbols.len();
+            let bit = |symbol: u8| if (1..128).contains(&symbol) { 1u128 << symbol } else { 1 };
+            let mut below = vec![0u128; n];
+            // Children come after their parent, so a reverse scan has them ready.
+            for i in (0..n).rev() {
+                let end = self.subtree_ends[i] as usize;
+                let mut child = i + 1;
+                let mut set = 0;
+                while child < end {
+                    set |= bit(self.symbols[child]) | below[child];
+                    child = self.subtree_ends[child] as usize;
+                }
+                below[i] = set;
+            }
+            below.into_boxed_slice()
+        });
+        below[i]
     }
 
     /// The [`Run`] every symbol of node `i`'s subtree, its own included, is of, if any.
@@ -441,6 +479,24 @@ mod tests {
         // stepped into and its digit child "12" is taken.
         assert_eq!(taken, vec![Run::Whitespace, Run::Digits, Run::Digits]);
         assert_eq!(stepped, vec![b"1".to_vec(), b"1a".to_vec(), b"a".to_vec()]);
+    }
+
+    #[test]
+    fn bytes_below_a_node_are_its_descendants_edges() {
+        let trie = TokenTrie::build(vec![
+            (b"ab".to_vec(), 0),
+            (b"abc".to_vec(), 1),
+            (b"a\xc3\xa9".to_vec(), 2),
+            (b"d".to_vec(), 3),
+        ]);
+        let bit = |b: u8| 1u128 << b;
+        // Nodes in order: root, a, ab, abc, a\xc3, a\xc3\xa9, d.
+        assert_eq!(trie.bytes_below(0), bit(b'a') | bit(b'b') | bit(b'c') | bit(b'd') | 1);
+        assert_eq!(trie.bytes_below(1), bit(b'b') | bit(b'c') | 1);
+        assert_eq!(trie.bytes_below(2), bit(b'c'));
+        assert_eq!(trie.bytes_below(3), 0);
+        assert_eq!(trie.bytes_below(4), 1);
+        assert_eq!(trie.bytes_below(6), 0);
     }
 
     #[test]
