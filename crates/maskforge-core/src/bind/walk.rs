@@ -179,8 +179,10 @@ impl<'a> WalkState<'a> {
             // A string that may close here is left to the matcher.
             WalkState::InString { string, state, .. } => string.next(*state, byte) == DEAD,
             WalkState::InNumber { number, complete, .. } => {
+                // A byte that ends a number must be one JSON lets follow a value.
+                let follows_value = matches!(byte, b',' | b'}' | b']') || is_ws(byte);
                 !number.iter().any(|m| m.can_continue_with(byte))
-                    && !*complete.get_or_init(|| number.iter().any(NumberMatcher::is_accepting))
+                    && (!follows_value || !*complete.get_or_init(|| number.iter().any(NumberMatcher::is_accepting)))
             }
             WalkState::InContainer { inner, .. } => inner.refuses(graph, byte),
             WalkState::InKey { key, .. } => key.refuses(byte),
