@@ -292,6 +292,19 @@ impl Magnitude<'_> {
             Ordering::Equal => {}
             unequal => return unequal,
         }
+        // Equal leads put the exponents at most the longer coefficient's length apart: small
+        // coefficients compare in machine integers.
+        if let (Some(a), Some(b)) = (self.coefficient.to_u64(), other.coefficient.to_u64()) {
+            let gap = (self.exponent - other.exponent).unsigned_abs();
+            if gap <= 19 {
+                let scale = 10u128.pow(gap as u32);
+                return if self.exponent >= other.exponent {
+                    (u128::from(a) * scale).cmp(&u128::from(b))
+                } else {
+                    u128::from(a).cmp(&(u128::from(b) * scale))
+                };
+            }
+        }
         match self.exponent.cmp(&other.exponent) {
             Ordering::Equal => self.coefficient.cmp(other.coefficient),
             Ordering::Greater => {
@@ -310,6 +323,9 @@ fn pow10(n: u64) -> BigUint {
 
 /// Number of decimal digits of `value` (1 for zero).
 fn decimal_digits(value: &BigUint) -> u64 {
+    if let Some(small) = value.to_u64() {
+        return u64::from(small.checked_ilog10().unwrap_or(0)) + 1;
+    }
     if let Some(small) = value.to_u128() {
         return u64::from(small.checked_ilog10().unwrap_or(0)) + 1;
     }
@@ -327,6 +343,15 @@ fn decimal_digits(value: &BigUint) -> u64 {
 fn strip_trailing_zeros(value: &BigUint) -> (BigUint, u64) {
     if value.is_zero() {
         return (BigUint::zero(), 0);
+    }
+    // 64-bit division is far cheaper than 128-bit.
+    if let Some(mut small) = value.to_u64() {
+        let mut zeros = 0;
+        while small % 10 == 0 {
+            small /= 10;
+            zeros += 1;
+        }
+        return (BigUint::from(small), zeros);
     }
     if let Some(mut small) = value.to_u128() {
         let mut zeros = 0;
@@ -394,8 +419,12 @@ fn rem_magnitude(x: &Decimal, m: &Decimal) -> Decimal {
     }
     if x.exponent >= m.exponent {
         // x = cx * 10^(ex - em) * 10^em: reduce cx * 10^(ex - em) modulo cm, by fast
-        // exponentiation when the shift is large.
+        // exponentiation when the shift is large, in machine integers when all is small.
         let shift = (x.exponent - m.exponent) as u64;
+        if let (Some(cx), Some(cm), true) = (x.coefficient.to_u64(), m.coefficient.to_u64(), shift <= 19) {
+            let r = u128::from(cx % cm) * 10u128.pow(shift as u32) % u128::from(cm);
+            return Decimal::from_parts(false, BigUint::from(r as u64), m.exponent);
+        }
         let scale =
             if shift <= 64 { pow10(shift) } else { BigUint::from(10u32).modpow(&BigUint::from(shift), &m.coefficient) };
         let r = (&x.coefficient % &m.coefficient) * scale % &m.coefficient;
@@ -1199,12 +1228,26 @@ impl Significand {
     fn stripped(&self, add: u32) -> (BigUint, u64) {
         match self {
             Significand::Small(v) => {
-                let (mut v, mut zeros) = (v + u128::from(add), 0);
-                while v != 0 && v % 10 == 0 {
-                    v /= 10;
-                    zeros += 1;
+                let v = v + u128::from(add);
+                match u64::try_from(v) {
+                    // 64-bit division is far cheaper than 128-bit.
+                    Ok(mut v) => {
+                        let mut zeros = 0;
+                        while v != 0 && v % 10 == 0 {
+                            v /= 10;
+                            zeros += 1;
+                        }
+                        (BigUint::from(v), zeros)
+                    }
+                    Err(_) => {
+                        let (mut v, mut zeros) = (v, 0);
+                        while v != 0 && v % 10 == 0 {
+                            v /= 10;
+                            zeros += 1;
+                        }
+                        (BigUint::from(v), zeros)
+                    }
                 }
-                (BigUint::from(v), zeros)
             }
             Significand::Big(v) => strip_trailing_zeros(&(&**v + add)),
         }
