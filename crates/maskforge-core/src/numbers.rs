@@ -344,21 +344,8 @@ fn strip_trailing_zeros(value: &BigUint) -> (BigUint, u64) {
     if value.is_zero() {
         return (BigUint::zero(), 0);
     }
-    // 64-bit division is far cheaper than 128-bit.
-    if let Some(mut small) = value.to_u64() {
-        let mut zeros = 0;
-        while small % 10 == 0 {
-            small /= 10;
-            zeros += 1;
-        }
-        return (BigUint::from(small), zeros);
-    }
-    if let Some(mut small) = value.to_u128() {
-        let mut zeros = 0;
-        while small % 10 == 0 {
-            small /= 10;
-            zeros += 1;
-        }
+    if let Some(small) = value.to_u128() {
+        let (small, zeros) = strip_small_trailing_zeros(small);
         return (BigUint::from(small), zeros);
     }
     let ten = BigUint::from(10u32);
@@ -372,6 +359,22 @@ fn strip_trailing_zeros(value: &BigUint) -> (BigUint, u64) {
         value = quotient;
         zeros += 1;
     }
+}
+
+/// [`strip_trailing_zeros`] in machine integers (zero stays zero): 64-bit division, far
+/// cheaper than 128-bit, once the value fits.
+fn strip_small_trailing_zeros(mut value: u128) -> (u128, u64) {
+    let mut zeros = 0;
+    while value > u128::from(u64::MAX) && value % 10 == 0 {
+        value /= 10;
+        zeros += 1;
+    }
+    let Ok(mut small) = u64::try_from(value) else { return (value, zeros) };
+    while small != 0 && small % 10 == 0 {
+        small /= 10;
+        zeros += 1;
+    }
+    (u128::from(small), zeros)
 }
 
 /// Multiplicity of the prime `p` in the non-zero `value`, and `value` with those factors removed.
@@ -1228,26 +1231,8 @@ impl Significand {
     fn stripped(&self, add: u32) -> (BigUint, u64) {
         match self {
             Significand::Small(v) => {
-                let v = v + u128::from(add);
-                match u64::try_from(v) {
-                    // 64-bit division is far cheaper than 128-bit.
-                    Ok(mut v) => {
-                        let mut zeros = 0;
-                        while v != 0 && v % 10 == 0 {
-                            v /= 10;
-                            zeros += 1;
-                        }
-                        (BigUint::from(v), zeros)
-                    }
-                    Err(_) => {
-                        let (mut v, mut zeros) = (v, 0);
-                        while v != 0 && v % 10 == 0 {
-                            v /= 10;
-                            zeros += 1;
-                        }
-                        (BigUint::from(v), zeros)
-                    }
-                }
+                let (v, zeros) = strip_small_trailing_zeros(v + u128::from(add));
+                (BigUint::from(v), zeros)
             }
             Significand::Big(v) => strip_trailing_zeros(&(&**v + add)),
         }
