@@ -247,23 +247,28 @@ impl TokenTrie {
             match step(states[depth - 1], self.symbols[i], i) {
                 Descend::Skip => i = subtree_end,
                 Descend::Enter(next) => {
-                    let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[i + 1] as usize);
-                    if lo < hi {
-                        emit(next, &self.token_ids[lo..hi]);
+                    let ids = self.tokens_at(i, i + 1);
+                    if !ids.is_empty() {
+                        emit(next, ids);
                     }
                     states[depth] = next;
                     i += 1;
                 }
                 Descend::Take(next) => {
-                    // Tokens are stored in node order, so a subtree's tokens are one run.
-                    let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[subtree_end] as usize);
-                    if lo < hi {
-                        emit(next, &self.token_ids[lo..hi]);
+                    let ids = self.tokens_at(i, subtree_end);
+                    if !ids.is_empty() {
+                        emit(next, ids);
                     }
                     i = subtree_end;
                 }
             }
         }
+    }
+
+    /// The tokens ending at nodes `start..end`: one run, tokens being stored in node order
+    /// (`end` = `start + 1` for one node's, its subtree's end for the whole subtree's).
+    fn tokens_at(&self, start: usize, end: usize) -> &[TokenId] {
+        &self.token_ids[self.token_starts[start] as usize..self.token_starts[end] as usize]
     }
 
     /// The symbols on the edges strictly below node `i` of a byte trie, as a set of ASCII bytes:
@@ -358,10 +363,9 @@ impl TokenTrie {
                 continue;
             }
             if self.subtree_run(i).is_some_and(|run| takes(parent, run)) {
-                // A subtree's tokens are one run in node order.
-                let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[subtree_end] as usize);
-                if lo < hi {
-                    emit(parent, &self.token_ids[lo..hi]);
+                let ids = self.tokens_at(i, subtree_end);
+                if !ids.is_empty() {
+                    emit(parent, ids);
                 }
                 i = subtree_end;
                 continue;
@@ -372,9 +376,9 @@ impl TokenTrie {
             match step(parent.expect("a parent's state is read before its last child"), &path, self.symbols[i]) {
                 Some(next) => {
                     path.push(self.symbols[i]);
-                    let (lo, hi) = (self.token_starts[i] as usize, self.token_starts[i + 1] as usize);
-                    if lo < hi {
-                        emit(&next, &self.token_ids[lo..hi]);
+                    let ids = self.tokens_at(i, i + 1);
+                    if !ids.is_empty() {
+                        emit(&next, ids);
                     }
                     states.push(Some(next));
                     i += 1;
