@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::automata::{StateId, DEAD};
-use crate::bind::{BoundKind, BoundSchema, CloseMemo, MaskCost, MaskRoute};
+use crate::bind::{BoundKind, BoundSchema, MaskCost, MaskRoute, StringMemo};
 use crate::error::{Error, RejectReason, Result};
 use crate::mask;
 use crate::structured::DocumentMatcher;
@@ -19,8 +19,8 @@ pub struct Session {
     bound: Arc<crate::bind::BoundInner>,
     position: Position,
     finished: bool,
-    /// What the masks inside the current string worked out about its closing tokens.
-    closes: Mutex<CloseMemo>,
+    /// What the masks inside the current string worked out (see [`StringMemo`]).
+    strings: Mutex<StringMemo>,
 }
 
 impl Clone for Session {
@@ -29,7 +29,7 @@ impl Clone for Session {
             bound: Arc::clone(&self.bound),
             position: self.position.clone(),
             finished: self.finished,
-            closes: Mutex::new(self.closes.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            strings: Mutex::new(self.strings.lock().unwrap_or_else(|e| e.into_inner()).clone()),
         }
     }
 }
@@ -46,7 +46,7 @@ impl Session {
             BoundKind::Regular { dfa, .. } => Position::Regular(dfa.start()),
             BoundKind::Structured { program, .. } => Position::Structured(Box::new(program.start())),
         };
-        Session { bound, position, finished: false, closes: Mutex::default() }
+        Session { bound, position, finished: false, strings: Mutex::default() }
     }
 
     /// Writes the allowed-token mask into `buffer` (at least `mask_word_count()` words; only
@@ -63,7 +63,7 @@ impl Session {
         match &self.position {
             Position::Regular(state) => out.copy_from_slice(self.bound.row(*state)),
             Position::Structured(matcher) => {
-                self.bound.structured_mask(matcher, &self.closes, out);
+                self.bound.structured_mask(matcher, &self.strings, out);
             }
         }
         Ok(())
@@ -80,8 +80,9 @@ impl Session {
         match &self.position {
             Position::Regular(_) => MaskCost { route: MaskRoute::Row, trie_steps: 0 },
             Position::Structured(matcher) => {
+                // A memo of its own, so that the count does not depend on the masks written before.
                 let mut scratch = vec![0u32; self.bound.word_count];
-                self.bound.structured_mask(matcher, &self.closes, &mut scratch)
+                self.bound.structured_mask(matcher, &Mutex::default(), &mut scratch)
             }
         }
     }
@@ -127,7 +128,7 @@ impl Session {
             Step::Move(next) => {
                 self.position = next;
                 if let Some(bytes) = self.bound.vocabulary.token_bytes(token) {
-                    self.closes.get_mut().unwrap_or_else(|e| e.into_inner()).advance(bytes);
+                    self.strings.get_mut().unwrap_or_else(|e| e.into_inner()).advance(bytes);
                 }
             }
         }

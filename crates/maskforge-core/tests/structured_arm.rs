@@ -371,6 +371,12 @@ fn structured_masks_equal_reference_masks() {
             r#"{"anyOf": [{"properties": {"b": {"type": "object", "properties": {"x": {"type": "integer"}}}}}, {"properties": {"b": {"type": "object", "additionalProperties": {"type": "string"}}}, "required": ["z"]}]}"#,
             r#"{"b": {"ok": "v", "value": "s", "x": "ok"}, "z": 1}"#,
         ),
+        (
+            // Two values at the same automaton states, before and after the last member allowed:
+            // masks inside the second must not be those kept from the first.
+            r#"{"type": "object", "additionalProperties": {"type": "string"}, "maxProperties": 2}"#,
+            r#"{"ok": "okok", "x": "okok"}"#,
+        ),
     ];
     for (schema, text) in cases {
         let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();

@@ -5,8 +5,8 @@
 //!
 //! Most closing tokens close at their first `"`. [`QuoteTails`] groups the vocabulary's tokens
 //! by the bytes after their first quote, so one walk of those tails per closing state decides
-//! them all, and [`CloseMemo`] keeps that answer while a session's tokens stay inside the same
-//! string. The few tokens that close at a later quote (after an escaped one) are walked as
+//! them all, and [`StringMemo`] keeps that answer, and whole masks, while a session's tokens stay
+//! inside the same string. The few tokens that close at a later quote (after an escaped one) are walked as
 //! before.
 //!
 //! Inside keys the same holds per outcome of the close (see [`crate::structured::KeyCloses`]),
@@ -120,27 +120,57 @@ pub(crate) struct FirstQuoteCloses {
     pub(crate) tokens: Vec<TokenId>,
 }
 
-/// A session's answers for the string it is inside: for each closing state, the tokens whose
-/// bytes after the closing quote the matcher reads (`None`: the matcher refuses the close).
-/// Valid while the session stays inside the string it was worked out in.
+/// What a session's masks worked out inside the string it is in, while its content is forgotten
+/// at the close (see [`DocumentMatcher::forgotten_string_leaves`]): the matcher then changes only
+/// in its tracks' automaton states until the string closes, so a mask is a function of those
+/// states, and the tokens that close at their first quote into one automaton state are read
+/// alike. Valid while the session's tokens stay inside the string it was worked out in.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct CloseMemo {
-    /// The string's automaton and the session's state on it.
-    string: Option<(Arc<ByteDfa>, StateId)>,
+pub(crate) struct StringMemo {
+    /// Each track's automaton and the session's state on it, in track order.
+    leaves: Vec<(Arc<ByteDfa>, StateId)>,
+    /// For each state a closing quote leads to, the tokens whose bytes after the quote the
+    /// matcher reads (`None`: the matcher refuses the close); single-automaton strings only.
     admitted: Vec<(StateId, Option<Arc<Vec<u32>>>)>,
+    /// Whole masks by the tracks' states.
+    masks: Vec<(Vec<StateId>, Box<[u32]>)>,
 }
 
-impl CloseMemo {
-    /// Starts over unless the memo was worked out in this string, now at `state`.
-    pub(crate) fn enter(&mut self, string: &Arc<ByteDfa>, state: StateId) {
-        let current = self.string.as_ref().is_some_and(|(dfa, at)| Arc::ptr_eq(dfa, string) && *at == state);
+/// Whole masks kept per string: a plain string stays in one state, a patterned one moves
+/// through many, each met about once.
+const MASKS_PER_STRING: usize = 4;
+
+impl StringMemo {
+    /// Starts over unless the memo was worked out in this string, now at `leaves`.
+    pub(crate) fn enter(&mut self, leaves: &[(&Arc<ByteDfa>, StateId)]) {
+        let current = self.leaves.len() == leaves.len()
+            && self
+                .leaves
+                .iter()
+                .zip(leaves)
+                .all(|((dfa, at), (string, state))| Arc::ptr_eq(dfa, string) && at == state);
         if !current {
-            self.string = Some((Arc::clone(string), state));
-            self.admitted.clear();
+            *self = StringMemo {
+                leaves: leaves.iter().map(|&(dfa, state)| (Arc::clone(dfa), state)).collect(),
+                ..StringMemo::default()
+            };
         }
     }
 
-    /// The answer for `state`, worked out by `compute` on first use.
+    /// The mask worked out at the current states, if any.
+    pub(crate) fn mask(&self) -> Option<&[u32]> {
+        let current = || self.leaves.iter().map(|&(_, state)| state);
+        self.masks.iter().find(|(states, _)| states.iter().copied().eq(current())).map(|(_, mask)| &mask[..])
+    }
+
+    /// Keeps `mask` as the one at the current states.
+    pub(crate) fn keep_mask(&mut self, mask: &[u32]) {
+        if self.masks.len() < MASKS_PER_STRING {
+            self.masks.push((self.leaves.iter().map(|&(_, state)| state).collect(), mask.into()));
+        }
+    }
+
+    /// The answer for the closing `state`, worked out by `compute` on first use.
     pub(crate) fn admitted(
         &mut self,
         state: StateId,
@@ -155,19 +185,19 @@ impl CloseMemo {
     }
 
     /// After the session committed `bytes`: the memo stays valid when they stay inside the
-    /// string (the matcher around it is then untouched, and its content is forgotten at the
-    /// close).
+    /// string on every track (the matcher around it is then untouched).
     pub(crate) fn advance(&mut self, bytes: &[u8]) {
-        let Some((dfa, state)) = &mut self.string else { return };
-        let mut at = *state;
-        for &b in bytes {
-            at = dfa.next(at, b);
-            if at == DEAD || dfa.is_accepting(at) {
-                *self = CloseMemo::default();
-                return;
+        for (dfa, state) in &mut self.leaves {
+            let mut at = *state;
+            for &b in bytes {
+                at = dfa.next(at, b);
+                if at == DEAD || dfa.is_accepting(at) {
+                    *self = StringMemo::default();
+                    return;
+                }
             }
+            *state = at;
         }
-        *state = at;
     }
 }
 

@@ -23,7 +23,7 @@ use crate::session::Session;
 use crate::structured::{DocumentMatcher, KeyCloses, StructuredProgram};
 use crate::vocabulary::{CompiledVocabulary, Descend, TokenId, TokenTrie, Vocabulary};
 
-pub(crate) use closing::{CloseMemo, KeyTailMemo};
+pub(crate) use closing::{KeyTailMemo, StringMemo};
 pub(crate) use rows::RowTable;
 
 use closing::{after_key_quote, AfterKeyQuote, FirstQuoteCloses, QuoteTails};
@@ -368,7 +368,7 @@ impl BoundInner {
     pub(crate) fn structured_mask(
         &self,
         matcher: &DocumentMatcher,
-        closes: &Mutex<CloseMemo>,
+        memo: &Mutex<StringMemo>,
         out: &mut [u32],
     ) -> MaskCost {
         let BoundKind::Structured { program, trie, strings } = &self.kind else {
@@ -380,6 +380,15 @@ impl BoundInner {
             Some(contexts) => {
                 // Inside strings: each track's automaton decides the tokens that stay inside
                 // (their union is admitted); the tokens that close a string are walked from it.
+                let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+                let forgotten = matcher.forgotten_string_leaves();
+                if let Some(leaves) = &forgotten {
+                    memo.enter(leaves);
+                    if let Some(mask) = memo.mask() {
+                        out.copy_from_slice(mask);
+                        return MaskCost { route: MaskRoute::StringRows, trie_steps };
+                    }
+                }
                 out.fill(0);
                 // A value string every track reads alike: see `closing`.
                 let keys = matcher.key_closes(graph);
@@ -394,9 +403,7 @@ impl BoundInner {
                     for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
                         *word |= inside;
                     }
-                    let mut closes = closes.lock().unwrap_or_else(|e| e.into_inner());
-                    closes.enter(string, *state);
-                    trie_steps += self.close_forgetting(matcher, &split, string, *state, &mut closes, out);
+                    trie_steps += self.close_forgetting(matcher, &split, string, *state, &mut memo, out);
                 } else {
                     for &(string, state) in &contexts {
                         let split = self.string_split(strings, string, state);
@@ -407,6 +414,11 @@ impl BoundInner {
                         // share the bytes up to the quote replay them on the matcher once.
                         trie_steps += self.walk_closing(&split.closing, matcher, (string, state), None, out);
                     }
+                }
+                if forgotten.is_some() {
+                    // Inside a string the matcher does not accept: the mask holds no EOS bit.
+                    debug_assert!(!matcher.is_accepting(graph));
+                    memo.keep_mask(out);
                 }
                 MaskRoute::StringRows
             }
@@ -496,7 +508,7 @@ impl BoundInner {
         split: &StringSplit,
         string: &Arc<ByteDfa>,
         state: StateId,
-        closes: &mut CloseMemo,
+        closes: &mut StringMemo,
         out: &mut [u32],
     ) -> usize {
         let (graph, slack, tails) = self.closing_parts();

@@ -304,22 +304,26 @@ impl Value {
 
     /// Whether the open string's content is forgotten once it closes: the matcher after the
     /// closing quote is then the same for every content its automaton admitted (a value leaf,
-    /// not a key, a counted string or an item read against `contains`).
-    fn string_content_forgotten(&self) -> bool {
+    /// not a key, a counted string or an item read against `contains`). Each track's leaf goes
+    /// to `visit`, in track order.
+    fn string_leaves<'a>(&'a self, visit: &mut dyn FnMut(Context<'a>)) -> bool {
         match self {
-            Value::Leaf { .. } => true,
+            Value::Leaf { dfa, state } => {
+                visit((dfa, *state));
+                true
+            }
             Value::Object(o) => {
                 o.phase == ObjectPhase::InValue
                     && o.tracks
                         .iter()
-                        .all(|t| t.probe.is_none() && t.child.as_deref().is_some_and(Value::string_content_forgotten))
+                        .all(|t| t.probe.is_none() && t.child.as_deref().is_some_and(|c| c.string_leaves(visit)))
             }
             Value::Array(a) => {
                 a.phase == ArrayPhase::InItem
                     && a.tracks.iter().all(|t| {
                         t.probe.is_none()
                             && t.seen.is_none()
-                            && t.child.as_deref().is_some_and(Value::string_content_forgotten)
+                            && t.child.as_deref().is_some_and(|c| c.string_leaves(visit))
                     })
             }
             Value::Start(_) | Value::Number(_) | Value::Counted(_) | Value::Syntax(_) => false,
@@ -2271,9 +2275,17 @@ impl DocumentMatcher {
         self.trailing || (self.started && self.value.is_complete(graph))
     }
 
-    /// See [`Value::string_content_forgotten`].
+    /// See [`Value::string_leaves`].
     pub(crate) fn string_content_forgotten(&self) -> bool {
-        !self.trailing && self.started && self.value.string_content_forgotten()
+        !self.trailing && self.started && self.value.string_leaves(&mut |_| {})
+    }
+
+    /// Each track's automaton and state inside the open string, in track order, when its content
+    /// is forgotten at the close (see [`Value::string_leaves`]): the matcher then changes only in
+    /// these states until the string closes, and they decide everything after it.
+    pub(crate) fn forgotten_string_leaves(&self) -> Option<Vec<Context<'_>>> {
+        let mut leaves = Vec::new();
+        (!self.trailing && self.started && self.value.string_leaves(&mut |leaf| leaves.push(leaf))).then_some(leaves)
     }
 
     /// Whether the matcher after the quote that closes the string it is inside depends only on
