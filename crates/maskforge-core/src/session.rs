@@ -92,6 +92,16 @@ impl Session {
         if let (false, Position::Regular(state)) = (self.finished, &self.position) {
             return mask::write_le_bytes(self.bound.row(*state), buffer);
         }
+        let needed = self.bound.word_count * 4;
+        if cfg!(target_endian = "little") && buffer.len() >= needed {
+            // SAFETY: every bit pattern is a valid u32, and `align_to_mut` only hands out
+            // aligned words; on a little-endian target their bytes are the encoding asked for.
+            let (head, words, _) = unsafe { buffer[..needed].align_to_mut::<u32>() };
+            if head.is_empty() && words.len() == self.bound.word_count {
+                // An aligned buffer (a NumPy or torch mask is): written in place, no copy.
+                return self.write_mask(words);
+            }
+        }
         let mut words = vec![0u32; self.bound.word_count];
         self.write_mask(&mut words)?;
         mask::write_le_bytes(&words, buffer)

@@ -56,6 +56,7 @@ fn walk_and_compare(bound: &BoundSchema, text: &[u8]) -> usize {
         session.write_mask(&mut mask).unwrap();
         let reference = reference_mask(executable, vocabulary, &text[..at]).expect("admitted prefix must be live");
         assert_eq!(mask, reference, "mask differs from the reference after {:?}", String::from_utf8_lossy(&text[..at]));
+        assert_eq!(le_bytes_masks(&session), [mask.clone(), mask.clone()], "byte masks after {at} bytes");
         if at == text.len() {
             break;
         }
@@ -74,6 +75,19 @@ fn walk_and_compare(bound: &BoundSchema, text: &[u8]) -> usize {
         assert!(get_bit(&mask, eos));
     }
     steps
+}
+
+/// The session's mask written as little-endian bytes into a 4-byte aligned buffer (written in
+/// place) and into one that is not (written through a copy), read back as words.
+fn le_bytes_masks(session: &maskforge_core::Session) -> [Vec<u32>; 2] {
+    let needed = session.bound_schema().mask_byte_count();
+    let mut storage = vec![0xA5u8; needed + 8];
+    let aligned = storage.as_ptr().align_offset(4);
+    [aligned, aligned + 1].map(|start| {
+        let bytes = &mut storage[start..start + needed];
+        session.write_mask_le_bytes(bytes).unwrap();
+        bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+    })
 }
 
 const INSTANCES: &[(usize, &str)] = &[
