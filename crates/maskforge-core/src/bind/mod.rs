@@ -389,22 +389,18 @@ impl BoundInner {
                         return MaskCost { route: MaskRoute::StringRows, trie_steps };
                     }
                 }
-                out.fill(0);
                 // A value string every track reads alike: see `closing`.
                 let keys = matcher.key_closes(graph);
                 if let ([(string, state)], Some(keys)) = (&contexts[..], keys) {
                     let split = self.string_split(strings, string, *state);
-                    for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
-                        *word |= inside;
-                    }
+                    out.copy_from_slice(&split.inside);
                     trie_steps += self.close_keys(matcher, keys, &split, string, *state, out);
                 } else if let ([(string, state)], true) = (&contexts[..], matcher.closing_forgets_content(graph)) {
                     let split = self.string_split(strings, string, *state);
-                    for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
-                        *word |= inside;
-                    }
+                    out.copy_from_slice(&split.inside);
                     trie_steps += self.close_forgetting(matcher, &split, string, *state, &mut memo, out);
                 } else {
+                    out.fill(0);
                     for &(string, state) in &contexts {
                         let split = self.string_split(strings, string, state);
                         for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
