@@ -5,9 +5,9 @@
 //!
 //! Most closing tokens close at their first `"`. [`QuoteTails`] groups the vocabulary's tokens
 //! by the bytes after their first quote, so one walk of those tails per closing state decides
-//! them all, and [`StringMemo`] keeps that answer, and whole masks, while a session's tokens stay
-//! inside the same string. The few tokens that close at a later quote (after an escaped one) are walked as
-//! before.
+//! them all, and [`StringMemo`] keeps that answer, and whole masks, while a session's tokens
+//! stay inside the same string. The few tokens that close at a later quote (after an escaped
+//! one) are walked as before.
 //!
 //! Inside keys the same holds per outcome of the close (see [`crate::structured::KeyCloses`]),
 //! for the tails that stay within the member's value: [`KeyTailMemo`] keeps their answers for

@@ -504,13 +504,13 @@ impl BoundInner {
         split: &StringSplit,
         string: &Arc<ByteDfa>,
         state: StateId,
-        closes: &mut StringMemo,
+        memo: &mut StringMemo,
         out: &mut [u32],
     ) -> usize {
         let (graph, slack, tails) = self.closing_parts();
         let mut steps = 0;
         for close in &split.first_quote {
-            let admitted = closes.admitted(close.state, || {
+            let admitted = memo.admitted(close.state, || {
                 let mut after = matcher.clone();
                 after
                     .feed_all(graph, &close.text)

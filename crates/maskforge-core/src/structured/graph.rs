@@ -787,7 +787,7 @@ impl Graph {
         self.add(node)
     }
 
-    /// Reserves a node whose content is set later with [`Graph::set`].
+    /// Reserves a node whose content is set later with [`Graph::set_all`].
     pub(crate) fn reserve(&mut self) -> NodeId {
         self.add(Node::default())
     }
