@@ -187,7 +187,8 @@ fn benches(c: &mut Criterion) {
     group.finish();
 
     // The first mask inside a string: the closing tokens' tails are walked once for the
-    // string (later masks in the same string reuse them, which `write_mask` above measures).
+    // string (later masks in the same string are copies of the mask the session kept, which
+    // `write_mask` above measures).
     let mut group = c.benchmark_group("string_first_mask");
     for vocab in &vocabs {
         let schema = SCHEMAS.iter().find(|s| s.name == "open-object-string").expect("listed above");
