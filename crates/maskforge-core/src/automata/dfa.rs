@@ -770,12 +770,13 @@ struct Blocks {
 /// both initial blocks start as splitters (the usual "all but one" shortcut needs a complete DFA).
 fn hopcroft(raw: &RawDfa, live: &[bool]) -> Blocks {
     let n = raw.accepting.len();
-    // The live states with a `c`-transition to live state `t`, under key `c * n + t`.
-    let inverse = Grouped::new(raw.columns * n, |add| {
+    // The live transitions into live state `t`, as `(column << 32) | source` under key `t`:
+    // a splitter gathers only the transitions it has, however many columns the table has.
+    let inverse = Grouped::new(n, |add| {
         for s in (0..n).filter(|&s| live[s]) {
             for (c, &t) in raw.row(s).iter().enumerate() {
                 if live[t as usize] {
-                    add(c * n + t as usize, s as StateId);
+                    add(t as usize, (c as u64) << 32 | s as u64);
                 }
             }
         }
@@ -788,16 +789,20 @@ fn hopcroft(raw: &RawDfa, live: &[bool]) -> Blocks {
     // larger half under the old number, its splitters pending as they were, and pushes the new,
     // smaller half: exactly the splitters that Hopcroft's rule asks for.
     let mut worklist: Vec<u32> = (0..partition.block_count() as u32).collect();
-    let mut predecessors: Vec<StateId> = Vec::new();
+    let mut incoming: Vec<u64> = Vec::new();
     while let Some(splitter) = worklist.pop() {
-        for c in 0..raw.columns {
-            // Collected first: marking reorders states, possibly inside the splitter itself.
-            predecessors.clear();
-            for &t in partition.members(splitter) {
-                predecessors.extend_from_slice(inverse.get(c * n + t as usize));
-            }
-            for &p in &predecessors {
-                partition.mark(p);
+        // Collected first, for every column at once: marking reorders states, possibly inside
+        // the splitter itself. Splitting on the whole block for a later column, after it split
+        // on an earlier one, is sound (it is still a union of blocks) and loses nothing (its
+        // new half is pending with every column).
+        incoming.clear();
+        for &t in partition.members(splitter) {
+            incoming.extend_from_slice(inverse.get(t as usize));
+        }
+        incoming.sort_unstable();
+        for column in incoming.chunk_by(|a, b| a >> 32 == b >> 32) {
+            for &edge in column {
+                partition.mark(edge as StateId);
             }
             partition.split_marked(|block| worklist.push(block));
         }
@@ -811,24 +816,24 @@ fn hopcroft(raw: &RawDfa, live: &[bool]) -> Blocks {
     Blocks { block, count: partition.block_count() + 1 }
 }
 
-/// States grouped by a key in `0..keys`, stored flat to avoid one allocation per group: group `k`
+/// Values grouped by a key in `0..keys`, stored flat to avoid one allocation per group: group `k`
 /// is `states[offsets[k]..offsets[k + 1]]`.
-struct Grouped {
+struct Grouped<T = StateId> {
     offsets: Vec<u32>,
-    states: Vec<StateId>,
+    states: Vec<T>,
 }
 
-impl Grouped {
-    /// Groups the `(key, state)` pairs that `pairs` passes to its callback; `pairs` runs twice,
+impl<T: Copy + Default> Grouped<T> {
+    /// Groups the `(key, value)` pairs that `pairs` passes to its callback; `pairs` runs twice,
     /// once to size the groups and once to fill them.
-    fn new(keys: usize, pairs: impl Fn(&mut dyn FnMut(usize, StateId))) -> Grouped {
+    fn new(keys: usize, pairs: impl Fn(&mut dyn FnMut(usize, T))) -> Grouped<T> {
         let mut offsets = vec![0u32; keys + 1];
         pairs(&mut |key, _| offsets[key + 1] += 1);
         for key in 0..keys {
             offsets[key + 1] += offsets[key];
         }
         let mut next = offsets.clone();
-        let mut states = vec![0; offsets[keys] as usize];
+        let mut states = vec![T::default(); offsets[keys] as usize];
         pairs(&mut |key, state| {
             states[next[key] as usize] = state;
             next[key] += 1;
@@ -836,7 +841,7 @@ impl Grouped {
         Grouped { offsets, states }
     }
 
-    fn get(&self, key: usize) -> &[StateId] {
+    fn get(&self, key: usize) -> &[T] {
         &self.states[self.offsets[key] as usize..self.offsets[key + 1] as usize]
     }
 }
