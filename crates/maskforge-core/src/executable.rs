@@ -47,20 +47,42 @@ impl ExecutableSchema {
         })
     }
 
+    /// Schemas go to the regular arm first and to the structured arm when the regular one
+    /// cannot build their language. Where the document shows parts the regular arm leaves to the
+    /// other (open objects, numbers decided by value), the structured arm goes first instead,
+    /// and when its program holds such parts the regular attempt, bound to fail, is skipped.
+    /// Either order gives the same program and the same diagnostics.
     fn compile_on_this_stack(document: &SchemaDocument, options: &CompilerOptions) -> Result<ExecutableSchema> {
+        if !likely_structured(document.root()) {
+            return Self::regular_first(document, options, None);
+        }
+        let structured = crate::structured::compile_document(document, options);
+        match structured {
+            Ok(program) if program.beyond_regular_arm() => {
+                Ok(ExecutableSchema { backend: Backend::Structured(Arc::new(program)) })
+            }
+            structured => Self::regular_first(document, options, Some(structured)),
+        }
+    }
+
+    /// The regular arm, then the structured one (`structured`: its result, when already known).
+    fn regular_first(
+        document: &SchemaDocument,
+        options: &CompilerOptions,
+        structured: Option<Result<StructuredProgram>>,
+    ) -> Result<ExecutableSchema> {
+        let structured = || structured.unwrap_or_else(|| crate::structured::compile_document(document, options));
         let backend = match crate::regular::compile_document(document, options) {
             Ok(dfa) => Backend::Regular(Arc::new(dfa)),
             Err(Error::Schema(d)) if d.code == DiagnosticCode::RequiresStructuredBackend => {
-                Backend::Structured(Arc::new(crate::structured::compile_document(document, options)?))
+                Backend::Structured(Arc::new(structured()?))
             }
             // A language too large for one automaton may still run on the pushdown matcher,
             // which never unfolds it; if that fails too, the size is the first cause.
-            Err(Error::Schema(d)) if d.code == DiagnosticCode::ResourceLimit => {
-                match crate::structured::compile_document(document, options) {
-                    Ok(program) => Backend::Structured(Arc::new(program)),
-                    Err(_) => return Err(Error::Schema(d)),
-                }
-            }
+            Err(Error::Schema(d)) if d.code == DiagnosticCode::ResourceLimit => match structured() {
+                Ok(program) => Backend::Structured(Arc::new(program)),
+                Err(_) => return Err(Error::Schema(d)),
+            },
             Err(e) => return Err(e),
         };
         Ok(ExecutableSchema { backend })
@@ -161,5 +183,30 @@ impl Matcher<'_> {
             MatcherInner::Regular { state, .. } => *state == DEAD,
             MatcherInner::Structured { dead, .. } => *dead,
         }
+    }
+}
+
+/// Whether some schema object of the document reads objects open to further keys or numbers
+/// by value: the parts the regular arm leaves to the structured one. Only orders the two arms
+/// (a wrong guess costs time, never a different result), so it looks at every JSON object of
+/// the document, schema or not.
+fn likely_structured(value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) => items.iter().any(likely_structured),
+        Value::Object(map) => {
+            let names_object =
+                |t: &Value| t == "object" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "object"));
+            let object_keywords = map.contains_key("properties")
+                || map.contains_key("patternProperties")
+                || map.get("type").is_some_and(names_object);
+            let closed = map.get("additionalProperties") == Some(&Value::Bool(false));
+            let by_value = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"]
+                .iter()
+                .any(|k| map.get(*k).is_some_and(Value::is_number))
+                || map.get("type").is_some_and(|t| t == "integer");
+            (object_keywords && !closed) || by_value || map.values().any(likely_structured)
+        }
+        _ => false,
     }
 }

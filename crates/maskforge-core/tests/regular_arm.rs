@@ -1,5 +1,10 @@
 //! The regular arm's languages, checked on hand-written instances.
 
+use std::path::Path;
+
+use maskforge_core::executable::COMPILE_STACK_BYTES;
+use maskforge_core::schema::SchemaDocument;
+use maskforge_core::{regular, CompilerOptions, Draft};
 use maskforge_core::{Compiler, DiagnosticCode, Error};
 
 fn compile(schema: &str) -> Result<maskforge_core::SchemaProgram, Error> {
@@ -187,4 +192,70 @@ fn const_is_an_unknown_keyword_in_draft_4_on_both_arms() {
         check(&format!("{{{draft4}, {body}}}"), &[other], &[]);
         check(&format!("{{{body}}}"), &[], &[other]);
     }
+}
+
+/// Compilation may try the structured arm first (when the document shows open objects or
+/// numbers decided by value) and skip the regular one. Whatever the order, the outcome must be
+/// the regular arm's whenever that arm decides: its automaton when it builds one, its
+/// diagnostic when it refuses the schema for a reason of its own. Checked on every schema of
+/// the official suite.
+#[test]
+fn the_order_of_the_arms_never_changes_the_outcome() {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/JSON-Schema-Test-Suite/tests");
+    let drafts = [
+        ("draft4", Draft::Draft4),
+        ("draft6", Draft::Draft6),
+        ("draft7", Draft::Draft7),
+        ("draft2019-09", Draft::Draft201909),
+        ("draft2020-12", Draft::Draft202012),
+    ];
+    let mut decided_by_the_regular_arm = 0;
+    for (directory, draft) in drafts {
+        let mut options = CompilerOptions::default();
+        options.default_draft = draft;
+        let mut files: Vec<_> = std::fs::read_dir(suite.join(directory))
+            .expect("the vendored suite")
+            .map(|entry| entry.expect("a directory entry").path())
+            .filter(|path| path.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        for file in files {
+            let groups: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).expect("readable")).expect("JSON");
+            for group in groups.as_array().expect("an array of groups") {
+                let text = group["schema"].to_string();
+                let Ok(document) = SchemaDocument::parse(&text, &options) else { continue };
+                let regular = std::thread::scope(|scope| {
+                    std::thread::Builder::new()
+                        .stack_size(COMPILE_STACK_BYTES)
+                        .spawn_scoped(scope, || regular::compile_document(&document, &options))
+                        .expect("a thread")
+                        .join()
+                        .expect("no panic")
+                });
+                let compiled = Compiler::new(options.clone()).compile_json_schema(&text);
+                let at = format!("{} {}", file.display(), text);
+                match regular {
+                    Ok(_) => {
+                        let program = compiled.unwrap_or_else(|e| panic!("{at}: {e}"));
+                        assert_eq!(program.executable().backend_name(), "regular", "{at}");
+                        decided_by_the_regular_arm += 1;
+                    }
+                    Err(Error::Schema(d))
+                        if matches!(
+                            d.code,
+                            DiagnosticCode::RequiresStructuredBackend | DiagnosticCode::ResourceLimit
+                        ) => {}
+                    Err(refusal) => {
+                        match compiled {
+                            Ok(_) => panic!("{at}: compiled, though the regular arm refuses it: {refusal}"),
+                            Err(error) => assert_eq!(format!("{error:?}"), format!("{refusal:?}"), "{at}"),
+                        }
+                        decided_by_the_regular_arm += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(decided_by_the_regular_arm > 250, "only {decided_by_the_regular_arm} schemas checked");
 }

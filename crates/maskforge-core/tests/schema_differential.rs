@@ -11,7 +11,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use maskforge_core::{build_vocabulary, CompiledVocabulary, Compiler, TokenId};
+use maskforge_core::executable::COMPILE_STACK_BYTES;
+use maskforge_core::schema::SchemaDocument;
+use maskforge_core::TokenId;
+use maskforge_core::{build_vocabulary, regular, CompiledVocabulary, Compiler, CompilerOptions, DiagnosticCode, Error};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -151,6 +154,30 @@ proptest! {
             let ours = admitted(&bound, text.as_bytes());
             prop_assert_eq!(ours, program.executable().accepts(text.as_bytes()), "masks and executable on {}", text);
             prop_assert_eq!(ours, oracle.is_valid(value), "schema {} on {}", schema, text);
+        }
+    }
+
+    /// Compilation may skip the regular arm when the structured one finds parts the regular
+    /// arm never builds; the outcome must still be the regular arm's whenever it decides (see
+    /// `the_order_of_the_arms_never_changes_the_outcome` in tests/regular_arm.rs).
+    #[test]
+    fn the_regular_arm_decides_whenever_it_can(schema in schema()) {
+        let options = CompilerOptions::default();
+        let document = SchemaDocument::from_value(schema.clone(), &options).expect("a document");
+        let regular = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .stack_size(COMPILE_STACK_BYTES)
+                .spawn_scoped(scope, || regular::compile_document(&document, &options))
+                .expect("a thread")
+                .join()
+                .expect("no panic")
+        });
+        let compiled = Compiler::without_cache().compile_json_value(&schema);
+        match regular {
+            Ok(_) => prop_assert_eq!(compiled.map(|p| p.executable().backend_name()).ok(), Some("regular"), "{}", schema),
+            Err(Error::Schema(d))
+                if matches!(d.code, DiagnosticCode::RequiresStructuredBackend | DiagnosticCode::ResourceLimit) => {}
+            Err(refusal) => prop_assert_eq!(compiled.err().map(|e| format!("{e:?}")), Some(format!("{refusal:?}")), "{}", schema),
         }
     }
 }

@@ -809,6 +809,45 @@ impl Graph {
         self.satisfiable.get(id as usize).copied().unwrap_or(false)
     }
 
+    /// Whether some value reachable from `root` is one the regular arm leaves to this arm
+    /// whatever surrounds it: an object open to further keys (or whose keys patterns or
+    /// `propertyNames` read), a number decided by value, or an array whose items are compared.
+    /// The regular arm fails exactly when such a part survives into the schema's language.
+    /// A finished graph holds that language, so a part reached here survives. (A shape that
+    /// admits nothing beside satisfiable siblings may answer yes where the regular arm would
+    /// succeed; the language is the same either way.)
+    pub(crate) fn beyond_regular_arm(&self, root: NodeId) -> bool {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = vec![root];
+        while let Some(id) = stack.pop() {
+            if std::mem::replace(&mut seen[id as usize], true) || !self.is_satisfiable(id) {
+                continue;
+            }
+            let node = &self.nodes[id as usize];
+            let by_value = |c: &Arc<NumberConstraints>| {
+                c.values.is_none()
+                    && (c.integer || c.minimum.is_some() || c.maximum.is_some() || !c.multiple_of.is_empty())
+            };
+            if node.numbers.iter().any(by_value) {
+                return true;
+            }
+            for shape in &node.objects {
+                if self.is_satisfiable(shape.other) || !shape.patterns.is_empty() || shape.names.is_some() {
+                    return true;
+                }
+                stack.extend(shape.properties.values());
+            }
+            for shape in &node.arrays {
+                if shape.unique.is_some() {
+                    return true;
+                }
+                stack.extend(&shape.prefix);
+                stack.push(shape.rest);
+            }
+        }
+        false
+    }
+
     /// A node admitting what every operand admits (memoised by operand set).
     pub(crate) fn all(&mut self, mut operands: Vec<NodeId>) -> NodeId {
         operands.retain(|&id| id != ANY);

@@ -42,6 +42,12 @@ impl StructuredProgram {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.graph.len() * 256
     }
+
+    /// Whether the language holds values the regular arm never builds an automaton for, so
+    /// that its attempt would end in `RequiresStructuredBackend`.
+    pub(crate) fn beyond_regular_arm(&self) -> bool {
+        self.graph.beyond_regular_arm(self.root)
+    }
 }
 
 pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<StructuredProgram> {
