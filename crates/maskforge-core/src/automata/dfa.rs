@@ -473,16 +473,30 @@ impl ByteDfa {
 
     /// Intersection.
     pub fn intersect(&self, other: &ByteDfa, max_states: usize) -> Result<ByteDfa, TooManyStates> {
+        if self.is_empty_language() || other.is_empty_language() {
+            return Ok(ByteDfa::empty());
+        }
         self.product(other, max_states, |a, b| a && b)
     }
 
     /// Union.
     pub fn union(&self, other: &ByteDfa, max_states: usize) -> Result<ByteDfa, TooManyStates> {
-        self.product(other, max_states, |a, b| a || b)
+        // An empty operand leaves the other as it is: no product to build.
+        match (self.is_empty_language(), other.is_empty_language()) {
+            (true, _) => Ok(other.clone()),
+            (_, true) => Ok(self.clone()),
+            _ => self.product(other, max_states, |a, b| a || b),
+        }
     }
 
     /// `self` minus `other`.
     pub fn difference(&self, other: &ByteDfa, max_states: usize) -> Result<ByteDfa, TooManyStates> {
+        if self.is_empty_language() {
+            return Ok(ByteDfa::empty());
+        }
+        if other.is_empty_language() {
+            return Ok(self.clone());
+        }
         self.product(other, max_states, |a, b| a && !b)
     }
 

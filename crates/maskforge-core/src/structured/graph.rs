@@ -298,7 +298,7 @@ fn push_alternative<T: PartialEq>(alternatives: &mut Vec<T>, alternative: T) {
 
 /// Unnamed keys under `patternProperties`, grouped by signature (the set of patterns a key
 /// matches, as a bit set): every key of one signature has the same schema.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct PatternKeys {
     /// The keys `propertyNames` admits (decoded UTF-8), when it is present.
     pub(crate) names: Option<ByteDfa>,
@@ -1158,8 +1158,8 @@ impl Graph {
         let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
         for id in 0..self.nodes.len() {
             for i in 0..self.nodes[id].objects.len() {
+                let Some(keys) = self.nodes[id].objects[i].keys.take() else { continue };
                 let shape = &self.nodes[id].objects[i];
-                let Some(keys) = &shape.keys else { continue };
                 let mut allowed = ByteDfa::empty();
                 for (sig, language) in &keys.languages {
                     if self.satisfiable[keys.signatures[sig] as usize] {
@@ -1173,17 +1173,17 @@ impl Graph {
                 // would need the whole escape layer over it). When every key is allowed (the
                 // common case), the allowed texts are every string, named keys included.
                 let every_key = allowed == *self.any_key;
-                let allowed_text = match self.key_texts.get(&allowed) {
-                    None if every_key => Arc::clone(&self.any_string),
-                    Some(text) => Arc::clone(text),
-                    None => {
-                        let text = Arc::new(
-                            json_strings_decoding_to(&allowed, self.max_dfa_states)
-                                .map_err(|e| GraphError::TooManyStates(e.limit))?,
-                        );
-                        self.key_texts.insert(allowed, Arc::clone(&text));
-                        text
-                    }
+                let allowed_text = if every_key {
+                    Arc::clone(&self.any_string)
+                } else if let Some(text) = self.key_texts.get(&allowed) {
+                    Arc::clone(text)
+                } else {
+                    let text = Arc::new(
+                        json_strings_decoding_to(&allowed, self.max_dfa_states)
+                            .map_err(|e| GraphError::TooManyStates(e.limit))?,
+                    );
+                    self.key_texts.insert(allowed, Arc::clone(&text));
+                    text
                 };
                 let (text, context_text) = if named.is_empty() {
                     (allowed_text.as_ref().clone(), allowed_text)
@@ -1205,17 +1205,16 @@ impl Graph {
                 } else {
                     open_within_strings(&context_text)
                 };
+                // The classification is moved over (copied only if another shape shares it).
+                let keys = Arc::try_unwrap(keys).unwrap_or_else(|shared| shared.as_ref().clone());
                 let keys = PatternKeys {
-                    names: keys.names.clone(),
-                    key_syntax: keys.key_syntax,
-                    signatures: keys.signatures.clone(),
                     languages: Vec::new(),
-                    counts: keys.counts.clone(),
                     allowed_text: (!text.is_empty_language()).then(|| Arc::new(text)),
                     unbounded_from,
                     open,
                     context_from,
                     context_text: (!context_text.is_empty_language()).then_some(context_text),
+                    ..keys
                 };
                 self.nodes[id].objects[i].keys = Some(Arc::new(keys));
             }
@@ -2345,16 +2344,22 @@ pub(crate) fn contains_reachable(shape: &ArrayShape, sat: &[bool], count: u64, f
 /// Whether every unclosed JSON string text (on `any`) is, on `text`, a state from which
 /// infinitely many texts are accepted: explores the reachable pairs of the two automata.
 fn every_open_key_unbounded(any: &ByteDfa, text: &ByteDfa, unbounded_from: &[bool]) -> bool {
-    let mut visited = std::collections::HashSet::new();
+    // One byte of each class the two automata share: the bytes of one move both alike.
+    let mut bytes: Vec<(u8, u8, u8)> =
+        (0..=255u8).map(|b| (any.byte_classes()[b as usize], text.byte_classes()[b as usize], b)).collect();
+    bytes.sort_unstable();
+    bytes.dedup_by_key(|&mut (a, t, _)| (a, t));
+    let width = text.state_count();
+    let mut visited = vec![false; any.state_count() * width];
     let mut stack = vec![(any.start(), text.start())];
     while let Some((a, t)) = stack.pop() {
-        if any.is_accepting(a) || !visited.insert((a, t)) {
+        if any.is_accepting(a) || std::mem::replace(&mut visited[a as usize * width + t as usize], true) {
             continue;
         }
         if t == crate::automata::DEAD || !unbounded_from[t as usize] {
             return false;
         }
-        for b in 0..=255u8 {
+        for &(_, _, b) in &bytes {
             let next = any.next(a, b);
             if next != crate::automata::DEAD {
                 stack.push((next, text.next(t, b)));
