@@ -1940,6 +1940,18 @@ impl Graph {
     /// those must have infinitely many values, which the caller checks once satisfiability is
     /// known. Positions with a finite set of strings must all share one schema (then which
     /// string an item takes never matters to the others).
+    /// Whether the strings or numbers of a node have infinitely many values (by JSON value, not
+    /// spelling). Strings admitted by length count when their length may reach 4: more than
+    /// 2^64 strings of the 1,112,064 code points, more than any count of items reaches. A short
+    /// literal set is finite without a walk of its automaton (every spelling of an `enum` makes
+    /// a large acyclic one).
+    fn infinitely_many_values_of_scalars(&self, node: &Node) -> bool {
+        node.strings
+            .as_ref()
+            .is_some_and(|d| !self.few_values.contains_key(&(Arc::as_ptr(d) as usize)) && d.is_infinite())
+            || infinitely_many_values_beside_automata(node)
+    }
+
     fn unique_items_supported(&self, shape: &ArrayShape) -> Result<(FiniteDomains, Vec<NodeId>), &'static str> {
         if shape.contains.is_some() {
             return Err("repeated items together with contains");
@@ -1956,7 +1968,7 @@ impl Graph {
                 composite.push(item);
                 continue;
             }
-            if infinitely_many_values_of_scalars(node) {
+            if self.infinitely_many_values_of_scalars(node) {
                 continue;
             }
             if !node.numbers.is_empty() {
@@ -2177,15 +2189,7 @@ fn strongest_witnesses<'a>(witnesses: impl Iterator<Item = &'a KeyWitness>) -> V
     kept
 }
 
-/// Whether a node admits infinitely many values (by JSON value, not spelling).
-/// Whether the strings or numbers of a node have infinitely many values. Strings admitted by
-/// length count when their length may reach 4: more than 2^64 strings of the 1,112,064 code
-/// points, more than any count of items reaches.
-fn infinitely_many_values_of_scalars(node: &Node) -> bool {
-    node.strings.as_ref().is_some_and(|d| d.is_infinite()) || infinitely_many_values_beside_automata(node)
-}
-
-/// [`infinitely_many_values_of_scalars`] but for the string automaton.
+/// [`Graph::infinitely_many_values_of_scalars`] but for the string automaton.
 fn infinitely_many_values_beside_automata(node: &Node) -> bool {
     node.syntax_strings.is_some()
         || node.counted_strings.is_some_and(|r| r.max.is_none_or(|max| max >= 4 && max >= r.min))
