@@ -186,10 +186,10 @@ impl Matcher<'_> {
     }
 }
 
-/// Whether some schema object of the document reads objects open to further keys or numbers
-/// by value: the parts the regular arm leaves to the structured one. Only orders the two arms
-/// (a wrong guess costs time, never a different result), so it looks at every JSON object of
-/// the document, schema or not.
+/// Whether some schema object of the document reads objects open to further keys or keys by
+/// pattern, numbers by value or items by comparison: the parts the regular arm leaves to the
+/// structured one. Only orders the two arms (a wrong guess costs time, never a different
+/// result), so it looks at every JSON object of the document, schema or not.
 fn likely_structured(value: &serde_json::Value) -> bool {
     use serde_json::Value;
     match value {
@@ -197,15 +197,16 @@ fn likely_structured(value: &serde_json::Value) -> bool {
         Value::Object(map) => {
             let names_object =
                 |t: &Value| t == "object" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "object"));
-            let object_keywords = map.contains_key("properties")
-                || map.contains_key("patternProperties")
-                || map.get("type").is_some_and(names_object);
+            let object_keywords = map.contains_key("properties") || map.get("type").is_some_and(names_object);
             let closed = map.get("additionalProperties") == Some(&Value::Bool(false));
+            let keys_read =
+                ["patternProperties", "propertyNames"].iter().any(|k| map.get(*k).is_some_and(Value::is_object));
             let by_value = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"]
                 .iter()
                 .any(|k| map.get(*k).is_some_and(Value::is_number))
-                || map.get("type").is_some_and(|t| t == "integer");
-            (object_keywords && !closed) || by_value || map.values().any(likely_structured)
+                || map.get("type").is_some_and(|t| t == "integer")
+                || map.get("uniqueItems") == Some(&Value::Bool(true));
+            (object_keywords && !closed) || keys_read || by_value || map.values().any(likely_structured)
         }
         _ => false,
     }
