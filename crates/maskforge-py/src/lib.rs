@@ -12,6 +12,13 @@ mod vocabulary;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+/// Compilation builds and drops many small automata, tables and maps; mimalloc serves them
+/// faster than the system allocator (about a quarter off the compile time of the median
+/// SchemaStore schema, masks unchanged). The extension is a final artifact, so it may choose;
+/// maskforge-core, a library, leaves the choice to its users.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Counters of the process-wide executable cache.
 #[pyfunction]
 fn executable_cache_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
