@@ -51,7 +51,9 @@ impl ExecutableSchema {
     /// cannot build their language. Where the document shows parts the regular arm leaves to the
     /// other (open objects, numbers decided by value), the structured arm goes first instead,
     /// and when its program holds such parts the regular attempt, bound to fail, is skipped.
-    /// Either order gives the same program and the same diagnostics.
+    /// The outcome does not depend on the order: the regular arm's automaton when it builds one,
+    /// its diagnostic when it refuses the schema for a reason of its own, the structured program
+    /// otherwise (tests/regular_arm.rs and tests/schema_differential.rs check it).
     fn compile_on_this_stack(document: &SchemaDocument, options: &CompilerOptions) -> Result<ExecutableSchema> {
         if !likely_structured(document.root()) {
             return Self::regular_first(document, options, None);
@@ -190,24 +192,31 @@ impl Matcher<'_> {
 /// pattern, numbers by value or items by comparison: the parts the regular arm leaves to the
 /// structured one. Only orders the two arms (a wrong guess costs time, never a different
 /// result), so it looks at every JSON object of the document, schema or not.
-fn likely_structured(value: &serde_json::Value) -> bool {
+fn likely_structured(root: &serde_json::Value) -> bool {
     use serde_json::Value;
-    match value {
-        Value::Array(items) => items.iter().any(likely_structured),
-        Value::Object(map) => {
-            let names_object =
-                |t: &Value| t == "object" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "object"));
-            let object_keywords = map.contains_key("properties") || map.get("type").is_some_and(names_object);
-            let closed = map.get("additionalProperties") == Some(&Value::Bool(false));
-            let keys_read =
-                ["patternProperties", "propertyNames"].iter().any(|k| map.get(*k).is_some_and(Value::is_object));
-            let by_value = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"]
-                .iter()
-                .any(|k| map.get(*k).is_some_and(Value::is_number))
-                || map.get("type").is_some_and(|t| t == "integer")
-                || map.get("uniqueItems") == Some(&Value::Bool(true));
-            (object_keywords && !closed) || keys_read || by_value || map.values().any(likely_structured)
+    let names_object = |t: &Value| t == "object" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "object"));
+    // An explicit stack: `enum` and `const` values may nest deeper than any stack.
+    let mut pending = vec![root];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => {
+                let object_keywords = map.contains_key("properties") || map.get("type").is_some_and(names_object);
+                let closed = map.get("additionalProperties") == Some(&Value::Bool(false));
+                let keys_read =
+                    ["patternProperties", "propertyNames"].iter().any(|k| map.get(*k).is_some_and(Value::is_object));
+                let by_value = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"]
+                    .iter()
+                    .any(|k| map.get(*k).is_some_and(Value::is_number))
+                    || map.get("type").is_some_and(|t| t == "integer")
+                    || map.get("uniqueItems") == Some(&Value::Bool(true));
+                if (object_keywords && !closed) || keys_read || by_value {
+                    return true;
+                }
+                pending.extend(map.values());
+            }
+            _ => {}
         }
-        _ => false,
     }
+    false
 }
