@@ -34,17 +34,7 @@ impl ExecutableSchema {
     /// objects, each a few KiB of stack), more than the 2 MiB a spawned thread has: it runs on
     /// a thread of its own with [`COMPILE_STACK_BYTES`] of stack, whatever thread calls it.
     pub fn compile(document: &SchemaDocument, options: &CompilerOptions) -> Result<ExecutableSchema> {
-        std::thread::scope(|scope| {
-            let worker = std::thread::Builder::new()
-                .name("maskforge-compile".into())
-                .stack_size(COMPILE_STACK_BYTES)
-                .spawn_scoped(scope, || Self::compile_on_this_stack(document, options));
-            match worker {
-                Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                // No thread to be had (a sandbox, say): the caller's stack it is.
-                Err(_) => Self::compile_on_this_stack(document, options),
-            }
-        })
+        on_compile_stack(|| Self::compile_on_this_stack(document, options))
     }
 
     /// Schemas go to the regular arm first and to the structured arm when the regular one
@@ -74,7 +64,7 @@ impl ExecutableSchema {
         structured: Option<Result<StructuredProgram>>,
     ) -> Result<ExecutableSchema> {
         let structured = || structured.unwrap_or_else(|| crate::structured::compile_document(document, options));
-        let backend = match crate::regular::compile_document(document, options) {
+        let backend = match crate::regular::compile_on_this_stack(document, options) {
             Ok(dfa) => Backend::Regular(Arc::new(dfa)),
             Err(Error::Schema(d)) if d.code == DiagnosticCode::RequiresStructuredBackend => {
                 Backend::Structured(Arc::new(structured()?))
@@ -186,6 +176,18 @@ impl Matcher<'_> {
             MatcherInner::Structured { dead, .. } => *dead,
         }
     }
+}
+
+/// Runs `compile` on a thread of its own with [`COMPILE_STACK_BYTES`] of stack (or on the
+/// caller's, when no thread can be had: a sandbox, say).
+pub(crate) fn on_compile_stack<T: Send>(compile: impl Fn() -> T + Sync) -> T {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new().name("maskforge-compile".into()).stack_size(COMPILE_STACK_BYTES);
+        match worker.spawn_scoped(scope, &compile) {
+            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => compile(),
+        }
+    })
 }
 
 /// Whether some schema object of the document reads objects open to further keys or keys by

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use maskforge_core::executable::COMPILE_STACK_BYTES;
 use maskforge_core::schema::SchemaDocument;
 use maskforge_core::{regular, CompilerOptions, Draft};
 use maskforge_core::{Compiler, DiagnosticCode, Error};
@@ -225,14 +224,7 @@ fn the_order_of_the_arms_never_changes_the_outcome() {
             for group in groups.as_array().expect("an array of groups") {
                 let text = group["schema"].to_string();
                 let Ok(document) = SchemaDocument::parse(&text, &options) else { continue };
-                let regular = std::thread::scope(|scope| {
-                    std::thread::Builder::new()
-                        .stack_size(COMPILE_STACK_BYTES)
-                        .spawn_scoped(scope, || regular::compile_document(&document, &options))
-                        .expect("a thread")
-                        .join()
-                        .expect("no panic")
-                });
+                let regular = regular::compile_document(&document, &options);
                 let compiled = Compiler::new(options.clone()).compile_json_schema(&text);
                 let at = format!("{} {}", file.display(), text);
                 match regular {

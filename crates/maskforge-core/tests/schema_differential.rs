@@ -11,7 +11,6 @@
 
 use std::sync::{Arc, OnceLock};
 
-use maskforge_core::executable::COMPILE_STACK_BYTES;
 use maskforge_core::schema::SchemaDocument;
 use maskforge_core::TokenId;
 use maskforge_core::{build_vocabulary, regular, CompiledVocabulary, Compiler, CompilerOptions, DiagnosticCode, Error};
@@ -164,14 +163,7 @@ proptest! {
     fn the_regular_arm_decides_whenever_it_can(schema in schema()) {
         let options = CompilerOptions::default();
         let document = SchemaDocument::from_value(schema.clone(), &options).expect("a document");
-        let regular = std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .stack_size(COMPILE_STACK_BYTES)
-                .spawn_scoped(scope, || regular::compile_document(&document, &options))
-                .expect("a thread")
-                .join()
-                .expect("no panic")
-        });
+        let regular = regular::compile_document(&document, &options);
         let compiled = Compiler::without_cache().compile_json_value(&schema);
         match regular {
             Ok(_) => prop_assert_eq!(compiled.map(|p| p.executable().backend_name()).ok(), Some("regular"), "{}", schema),

@@ -15,8 +15,14 @@ use crate::error::{Diagnostic, DiagnosticCode, Result};
 use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
 
-/// Compiles a whole document: `ws value ws`, determinised and minimised.
+/// Compiles a whole document: `ws value ws`, determinised and minimised. Runs on a thread with
+/// the compilation stack ([`crate::executable::COMPILE_STACK_BYTES`]), whatever thread calls it.
 pub fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<ByteDfa> {
+    crate::executable::on_compile_stack(|| compile_on_this_stack(document, options))
+}
+
+/// [`compile_document`] on the caller's stack.
+pub(crate) fn compile_on_this_stack(document: &SchemaDocument, options: &CompilerOptions) -> Result<ByteDfa> {
     let mut lowering = lower::Lowering::new(document, options);
     let root = lowering.schema(document.root(), "")?;
     let value = lowering.value_language(&root, "")?;
