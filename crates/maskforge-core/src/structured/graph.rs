@@ -1929,17 +1929,6 @@ impl Graph {
         Ok(node.arrays)
     }
 
-    /// Whether the matcher decides `uniqueItems` exactly for these items, and how it counts
-    /// them. Literals (`null`, `true`, `false`) are known from their first byte; strings and
-    /// numbers are read with the seen values excluded; arrays and objects are compared when they
-    /// close, and while open the matcher checks that some unseen value still completes them
-    /// (`Value::open_ended`, then a search of the few completions left).
-    ///
-    /// Returns the finite domains of items with finitely many values (literals and a finite set
-    /// of strings), for the counts of distinct items, and the items that are arrays or objects:
-    /// those must have infinitely many values, which the caller checks once satisfiability is
-    /// known. Positions with a finite set of strings must all share one schema (then which
-    /// string an item takes never matters to the others).
     /// Whether the strings or numbers of a node have infinitely many values (by JSON value, not
     /// spelling). Strings admitted by length count when their length may reach 4: more than
     /// 2^64 strings of the 1,112,064 code points, more than any count of items reaches. A short
@@ -1952,6 +1941,17 @@ impl Graph {
             || infinitely_many_values_beside_automata(node)
     }
 
+    /// Whether the matcher decides `uniqueItems` exactly for these items, and how it counts
+    /// them. Literals (`null`, `true`, `false`) are known from their first byte; strings and
+    /// numbers are read with the seen values excluded; arrays and objects are compared when they
+    /// close, and while open the matcher checks that some unseen value still completes them
+    /// (`Value::open_ended`, then a search of the few completions left).
+    ///
+    /// Returns the finite domains of items with finitely many values (literals and a finite set
+    /// of strings), for the counts of distinct items, and the items that are arrays or objects:
+    /// those must have infinitely many values, which the caller checks once satisfiability is
+    /// known. Positions with a finite set of strings must all share one schema (then which
+    /// string an item takes never matters to the others).
     fn unique_items_supported(&self, shape: &ArrayShape) -> Result<(FiniteDomains, Vec<NodeId>), &'static str> {
         if shape.contains.is_some() {
             return Err("repeated items together with contains");
