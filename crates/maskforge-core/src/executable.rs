@@ -197,7 +197,8 @@ pub(crate) fn on_compile_stack<T: Send>(compile: impl Fn() -> T + Sync) -> T {
 fn likely_structured(root: &serde_json::Value) -> bool {
     use serde_json::Value;
     let names_object = |t: &Value| t == "object" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "object"));
-    // An explicit stack: `enum` and `const` values may nest deeper than any stack.
+    // An explicit stack: the scan takes no stack frames, however deep the parser let the
+    // document (`enum` and `const` values included) nest.
     let mut pending = vec![root];
     while let Some(value) = pending.pop() {
         match value {
