@@ -235,6 +235,13 @@ mod real_tokenizers {
             r#"{"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "array"}}}]}"#,
             r#"{"b": [1, 2.5, {"c": [true]}], "a": "x"}"#,
         ),
+        // A tagged union with an open branch, its tag read last: inside the tag, which shapes
+        // go on depends on the content, and the tokens past the closing quote are decided per
+        // outcome of the close (plain, enum and length-counted strings side by side).
+        (
+            r#"{"type": "object", "additionalProperties": {"type": "object", "required": ["type"], "anyOf": [{"properties": {"type": {"const": "dapr.v0"}, "n": {"type": "integer"}}, "additionalProperties": false}, {"properties": {"type": {"enum": ["dapr.component", "dapr.x"]}, "s": {"type": "string"}}, "required": ["s"], "additionalProperties": false}, {"properties": {"type": {"type": "string", "maxLength": 300}}, "propertyNames": {"maxLength": 4}}]}}"#,
+            r#"{"a": {"n": 1, "type": "dapr.v0"}, "b": {"s": "q", "type": "dapr.x"}, "c": {"type": "dapr.\"q\"", "z": [1]}, "d": {"s": "", "type": "dapr.component"}}"#,
+        ),
         // Named keys under `required` and `maxProperties` (the key options of a track).
         (
             r#"{"type": "object", "properties": {"name": {"type": "string"}, "nick": {"type": "string"}, "n": {"type": "integer"}}, "required": ["n"], "maxProperties": 2}"#,

@@ -166,6 +166,9 @@ fn vocabulary() -> CompiledVocabulary {
         "\\u00e",
         "\\ud83d",
         "\\ud83d\\ude00\":",
+        "x\"}",
+        "y\",",
+        "y\"}",
     ] {
         tokens.push(t.as_bytes().to_vec());
     }
@@ -227,6 +230,13 @@ fn structured_masks_equal_reference_masks() {
             // leaves alive depends on the string's content.
             r#"{"anyOf": [{"properties": {"ok": {"type": "string"}}, "additionalProperties": false}, {"properties": {"ok": {"enum": ["x"]}, "value": {"type": "null"}}, "additionalProperties": false}]}"#,
             r#"{"ok": "x", "value": null}"#,
+        ),
+        (
+            // Which branches a close leaves alive depends on the content, and each outcome
+            // takes other bytes after the quote: "x" needs "value" next, "xx" ends the object,
+            // any other string may do either (the branches' tails differ per outcome).
+            r#"{"anyOf": [{"properties": {"ok": {"const": "x"}}, "required": ["ok", "value"]}, {"properties": {"ok": {"const": "xx"}}, "maxProperties": 1}, {"properties": {"ok": {"type": "string", "not": {"enum": ["x", "xx"]}}}}]}"#,
+            r#"{"ok": "xy", "value": {"ok": "x", "value": 1}}"#,
         ),
         (
             // A named key outside the pattern language (`.` stops at line terminators).

@@ -20,7 +20,7 @@ use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
 use crate::options::BindPolicy;
 use crate::session::Session;
-use crate::structured::{DocumentMatcher, KeyCloses, StructuredProgram};
+use crate::structured::{DocumentMatcher, KeyCloses, StructuredProgram, ValueClose, ValueCloses};
 use crate::vocabulary::{CompiledVocabulary, Descend, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use closing::{KeyTailMemo, StringMemo};
@@ -131,6 +131,9 @@ pub(crate) struct StringSplit {
     /// The closing tokens by their bytes before the quote, for masks inside keys; made on first
     /// use.
     by_content: OnceLock<ContentCloses>,
+    /// The tokens of `first_quote` by their bytes before the quote, for masks inside value
+    /// strings whose content decides which tracks go on (see [`ValueCloses`]); made on first use.
+    by_value_content: OnceLock<Vec<ContentGroup>>,
 }
 
 /// The closing tokens of a string split as masks inside keys read them (see [`KeyCloses`]);
@@ -185,6 +188,22 @@ impl ContentCloses {
             groups.into_iter().map(|(content, group)| ContentGroup { content: content.to_vec(), ..group }).collect();
         groups.sort_unstable_by(|a, b| a.content.cmp(&b.content));
         ContentCloses { groups, walked: TokenTrie::build(walked) }
+    }
+
+    /// The tokens that close a string split at their first quote, by their bytes before it:
+    /// tokens that end at the quote are `bare`, the others `tailed`.
+    fn of_values(vocabulary: &Vocabulary, split: &StringSplit) -> Vec<ContentGroup> {
+        let mut groups: HashMap<&[u8], ContentGroup> = HashMap::new();
+        for &id in split.first_quote.iter().flat_map(|close| &close.tokens) {
+            let bytes = vocabulary.token_bytes(id).expect("closing tokens have bytes");
+            let quote = bytes.iter().position(|&b| b == b'"').expect("closing tokens hold a quote");
+            let group = groups.entry(&bytes[..quote]).or_default();
+            match quote + 1 == bytes.len() {
+                true => group.bare.push(id),
+                false => group.tailed.push(id),
+            }
+        }
+        groups.into_iter().map(|(content, group)| ContentGroup { content: content.to_vec(), ..group }).collect()
     }
 }
 
@@ -399,6 +418,8 @@ impl BoundInner {
                     let split = self.string_split(strings, string, *state);
                     out.copy_from_slice(&split.inside);
                     trie_steps += self.close_forgetting(matcher, &split, string, *state, &mut memo, out);
+                } else if let Some(closes) = matcher.value_closes() {
+                    trie_steps += self.close_values(matcher, &closes, &contexts, out);
                 } else {
                     out.fill(0);
                     for &(string, state) in &contexts {
@@ -596,6 +617,68 @@ impl BoundInner {
         steps
     }
 
+    /// The tokens of each of `contexts` that stay inside the string, and those that close it
+    /// as a member's value (see [`ValueCloses`]): those that close at their first quote are
+    /// decided once per outcome of the close (the tails after the quote, walked from the
+    /// matcher after it), the others are walked. Returns the trie nodes stepped.
+    fn close_values(
+        &self,
+        matcher: &DocumentMatcher,
+        closes: &ValueCloses,
+        contexts: &[(&Arc<ByteDfa>, StateId)],
+        out: &mut [u32],
+    ) -> usize {
+        let BoundKind::Structured { strings, .. } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        let (graph, slack, tails) = self.closing_parts();
+        let mut steps = 0;
+        // The tails each outcome admits, as a mask (`None`: the matcher refuses the close).
+        let mut answers: Vec<(ValueClose, Option<Vec<u32>>)> = Vec::new();
+        out.fill(0);
+        for &(string, state) in contexts {
+            let split = self.string_split(strings, string, state);
+            for (word, inside) in out.iter_mut().zip(split.inside.iter()) {
+                *word |= inside;
+            }
+            for group in split.by_value_content.get_or_init(|| ContentCloses::of_values(&self.vocabulary, &split)) {
+                let Some(outcome) = closes.close(graph, &group.content) else {
+                    for &id in group.bare.iter().chain(&group.tailed) {
+                        let bytes = self.vocabulary.token_bytes(id).expect("closing tokens have bytes");
+                        if matcher.clone().feed_all(graph, bytes) {
+                            mask::set_bit(out, id);
+                        }
+                    }
+                    continue;
+                };
+                if outcome == 0 {
+                    continue;
+                }
+                let answer = match answers.iter().position(|(known, _)| *known == outcome) {
+                    Some(index) => &answers[index].1,
+                    None => {
+                        let mut after = matcher.clone();
+                        let closed = after.feed_all(graph, &group.content) && after.feed(graph, b'"');
+                        debug_assert!(closed, "a close that completes a track's value keeps the matcher alive");
+                        let answer = closed.then(|| tails.admitted(graph, slack, after, self.word_count, &mut steps));
+                        answers.push((outcome, answer));
+                        &answers[answers.len() - 1].1
+                    }
+                };
+                if let Some(admitted) = answer {
+                    for &id in &group.bare {
+                        mask::set_bit(out, id);
+                    }
+                    admit(out, admitted, &group.tailed);
+                }
+            }
+            if split.late.node_count() > 1 {
+                steps += self.walk_closing(&split.late, matcher, (string, state), None, out);
+            }
+        }
+        steps
+    }
+
     fn string_split(&self, rows: &StringRows, string: &Arc<ByteDfa>, state: StateId) -> Arc<StringSplit> {
         if Arc::ptr_eq(string, json::string_automaton()) {
             let shared = &rows.shared;
@@ -709,6 +792,7 @@ impl BoundInner {
             first_quote,
             late: TokenTrie::build(late),
             by_content: OnceLock::new(),
+            by_value_content: OnceLock::new(),
         };
         (split, walked)
     }

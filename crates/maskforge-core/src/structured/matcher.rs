@@ -2033,6 +2033,62 @@ impl<'m> KeyCloses<'m> {
     }
 }
 
+/// What closing a value string leads to, content by content, for masks inside a string the
+/// tracks of one object read on different schemas (from [`DocumentMatcher::value_closes`]).
+///
+/// The string is the current member's value in the innermost container (every container above
+/// only hands it bytes), and no track reads the member a second time for a witness. At the
+/// closing quote each distinct value either completes or refuses. A completed string takes no
+/// further byte: at the next one the object drops every value and keeps the tracks whose value
+/// completed, whatever the content was. So two contents that complete the same values leave
+/// matchers that read every later byte alike, and the bytes a token holds after its closing
+/// quote are a question about the outcome, not about the content.
+pub(crate) struct ValueCloses<'m> {
+    /// The tracks' values, without repeats (tracks on one schema share theirs).
+    values: Vec<&'m Value>,
+}
+
+/// Which of the values of a [`ValueCloses`] a close completes, one bit each; 0: none, the
+/// close is refused.
+pub(crate) type ValueClose = u64;
+
+impl ValueCloses<'_> {
+    /// The outcome of `content` then a closing quote; `None` when the quote does not close
+    /// every value that reads the content (the caller then feeds such tokens whole).
+    pub(crate) fn close(&self, graph: &Graph, content: &[u8]) -> Option<ValueClose> {
+        let mut outcome = 0;
+        for (i, value) in self.values.iter().enumerate() {
+            let text = content.iter().chain(std::iter::once(&b'"'));
+            let completes = match value {
+                Value::Leaf { dfa, state } => {
+                    let mut at = *state;
+                    for &b in text {
+                        at = dfa.next(at, b);
+                        if at == DEAD {
+                            break;
+                        }
+                    }
+                    match at {
+                        DEAD => false,
+                        at if dfa.is_accepting(at) => true,
+                        _ => return None,
+                    }
+                }
+                value => {
+                    let mut value = (*value).clone();
+                    match text.into_iter().all(|&b| value.feed(graph, b) == Step::Consumed) {
+                        false => false,
+                        true if value.is_complete(graph) => true,
+                        true => return None,
+                    }
+                }
+            };
+            outcome |= u64::from(completes) << i;
+        }
+        Some(outcome)
+    }
+}
+
 /// Schemas sorted without repeats: tracks on one schema read alike.
 fn schema_set(nodes: impl Iterator<Item = NodeId>) -> Box<[NodeId]> {
     let mut nodes: Vec<NodeId> = nodes.collect();
@@ -2372,6 +2428,28 @@ impl DocumentMatcher {
         let groupable = objects.iter().all(|o| o.key == *key)
             && tracks.iter().all(|t| !t.pending && (t.takes_any_key(graph) || !keys_are_patterns(t.shape(graph))));
         groupable.then(|| KeyCloses::new(graph, key, tracks))
+    }
+
+    /// When the matcher is inside a string that is the current member's value in its innermost
+    /// container (see [`DocumentMatcher::inner_container`]), read by every track on a string
+    /// value of its own and by no witness probe, and those values are few enough to name by
+    /// bits: what closing the string leads to, for [`ValueCloses`].
+    pub(crate) fn value_closes(&self) -> Option<ValueCloses<'_>> {
+        let Value::Object(object) = self.innermost()? else { return None };
+        if object.phase != ObjectPhase::InValue {
+            return None;
+        }
+        let mut values: Vec<&Value> = Vec::new();
+        for track in &object.tracks {
+            let child = track.child.as_deref().filter(|_| track.probe.is_none())?;
+            if !matches!(child, Value::Leaf { .. } | Value::Counted(_) | Value::Syntax(_)) {
+                return None;
+            }
+            if !values.iter().any(|v| std::ptr::eq(*v, child)) {
+                values.push(child);
+            }
+        }
+        (values.len() <= ValueClose::BITS as usize).then_some(ValueCloses { values })
     }
 
     /// See [`Value::string_context`].
