@@ -267,18 +267,42 @@ impl Value {
     /// Whether this is an open container between its tokens, where whitespace changes nothing.
     fn between_tokens(&self) -> bool {
         match self {
-            Value::Object(o) => matches!(
-                o.phase,
+            Value::Object(o) => match o.phase {
                 ObjectPhase::AfterOpen
-                    | ObjectPhase::AfterKey
-                    | ObjectPhase::AfterColon
-                    | ObjectPhase::AfterValue
-                    | ObjectPhase::AfterComma
-            ),
-            Value::Array(a) => {
-                matches!(a.phase, ArrayPhase::AfterOpen | ArrayPhase::AfterItem | ArrayPhase::AfterComma)
-            }
+                | ObjectPhase::AfterKey
+                | ObjectPhase::AfterColon
+                | ObjectPhase::AfterValue
+                | ObjectPhase::AfterComma => true,
+                // A member's value that whitespace ends leaves every track alive, and the
+                // object then reads whitespace.
+                ObjectPhase::InValue => children_take_whitespace(o.tracks.iter().map(|t| t.child.as_deref())),
+                ObjectPhase::InKey | ObjectPhase::Closed => false,
+            },
+            Value::Array(a) => match a.phase {
+                ArrayPhase::AfterOpen | ArrayPhase::AfterItem | ArrayPhase::AfterComma => true,
+                // Items whose text is kept (`uniqueItems`) are checked at every byte.
+                ArrayPhase::InItem => {
+                    !a.keeps_text
+                        && a.tracks.iter().all(|t| t.seen.is_none())
+                        && children_take_whitespace(a.tracks.iter().map(|t| t.child.as_deref()))
+                }
+                ArrayPhase::Closed => false,
+            },
             _ => false,
+        }
+    }
+
+    /// True only when [`Value::feed`] would return `NotMine` for `b`: the value is complete and
+    /// `b` cannot continue it (the byte then belongs to the container around it).
+    fn yields(&self, b: u8) -> bool {
+        match self {
+            Value::Leaf { dfa, state } => dfa.is_accepting(*state) && dfa.next(*state, b) == DEAD,
+            Value::Number(matchers) => {
+                !matchers.iter().any(|m| m.can_continue_with(b)) && matchers.iter().any(NumberMatcher::is_accepting)
+            }
+            Value::Object(o) => o.phase == ObjectPhase::Closed,
+            Value::Array(a) => a.phase == ArrayPhase::Closed,
+            Value::Start(_) | Value::Counted(_) | Value::Syntax(_) => false,
         }
     }
 
@@ -594,7 +618,9 @@ impl ObjectValue {
                     || (!graph.any_string.is_accepting(next)
                         && self.tracks.iter().all(|t| t.key_refuses(graph, &self.key, b)))
             }
-            InValue => self.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.refuses(graph, b))),
+            InValue => children_refuse(graph, self.tracks.iter().map(|t| t.child.as_deref()), b, || {
+                !(is_ws(b) || b == b',' || b == b'}')
+            }),
             AfterOpen => !(is_ws(b) || b == b'"' || b == b'}'),
             AfterComma => !(is_ws(b) || b == b'"'),
             AfterKey => !(is_ws(b) || b == b':'),
@@ -602,6 +628,35 @@ impl ObjectValue {
             AfterValue => !(is_ws(b) || b == b',' || b == b'}'),
         }
     }
+}
+
+/// True only when a container whose tracks read `children` surely refuses `b`: each child
+/// refuses it or ends before it (see [`Value::yields`]); in the latter case the container reads
+/// `b` after the value, and `after_refuses` says whether it refuses it there.
+fn children_refuse<'a>(
+    graph: &Graph,
+    mut children: impl Iterator<Item = Option<&'a Value>>,
+    b: u8,
+    after_refuses: impl FnOnce() -> bool,
+) -> bool {
+    let mut ended = false;
+    let each = children.all(|child| {
+        child.is_some_and(|c| {
+            c.refuses(graph, b) || {
+                ended |= c.yields(b);
+                c.yields(b)
+            }
+        })
+    });
+    each && (!ended || after_refuses())
+}
+
+/// Whether the tracks of a container reading `children` all take any run of whitespace and
+/// stay alive: every value is complete and ends before whitespace (the tracks go on with the
+/// container after the value), or every value is itself between tokens.
+fn children_take_whitespace<'a>(mut children: impl Iterator<Item = Option<&'a Value>> + Clone) -> bool {
+    let ends = |c: &Value| [b' ', b'\t', b'\n', b'\r'].into_iter().all(|w| c.yields(w));
+    children.clone().all(|c| c.is_some_and(ends)) || children.all(|c| c.is_some_and(Value::between_tokens))
 }
 
 impl ObjectTrack {
@@ -630,7 +685,9 @@ impl ArrayValue {
         use ArrayPhase::*;
         match self.phase {
             Closed => false,
-            InItem => self.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.refuses(graph, b))),
+            InItem => children_refuse(graph, self.tracks.iter().map(|t| t.child.as_deref()), b, || {
+                !(is_ws(b) || b == b',' || b == b']')
+            }),
             AfterOpen => !(is_ws(b) || b == b']' || starts_value(b)),
             AfterComma => !(is_ws(b) || starts_value(b)),
             AfterItem => !(is_ws(b) || b == b',' || b == b']'),
