@@ -122,8 +122,9 @@ pub(crate) struct SharedStringRows {
 pub(crate) struct StringSplit {
     /// Tokens that keep the string open.
     inside: Vec<u32>,
-    /// Tokens that close the string, possibly continuing after it, as a byte trie.
-    closing: TokenTrie,
+    /// Tokens that close the string, possibly continuing after it, as a byte trie: made on
+    /// first use (see [`StringSplit::closing`]).
+    closing: OnceLock<TokenTrie>,
     /// The closing tokens that close it at their first quote, by the state the quote leads to.
     first_quote: Vec<FirstQuoteCloses>,
     /// The other closing tokens (an escaped quote comes first), as a byte trie.
@@ -134,6 +135,20 @@ pub(crate) struct StringSplit {
     /// The tokens of `first_quote` by their bytes before the quote, for masks inside value
     /// strings whose content decides which tracks go on (see [`ValueCloses`]); made on first use.
     by_value_content: OnceLock<Vec<ContentGroup>>,
+}
+
+impl StringSplit {
+    /// Every token that closes the string, as a byte trie, for the walk that steps the matcher
+    /// through each. The routes that group closing tokens by what precedes or follows their
+    /// quote read `first_quote` and `late` alone, so the trie is built only where one walks it.
+    fn closing(&self, vocabulary: &Vocabulary) -> &TokenTrie {
+        self.closing.get_or_init(|| {
+            let first_quote = self.first_quote.iter().flat_map(|close| close.tokens.iter());
+            let ids = first_quote.chain(self.late.token_ids());
+            let tokens = ids.map(|&id| (vocabulary.token_bytes(id).expect("closing tokens have bytes").to_vec(), id));
+            TokenTrie::build(tokens.collect::<Vec<_>>())
+        })
+    }
 }
 
 /// The closing tokens of a string split as masks inside keys read them (see [`KeyCloses`]);
@@ -429,7 +444,8 @@ impl BoundInner {
                         }
                         // The closing tokens, walked as a trie from inside the string: tokens that
                         // share the bytes up to the quote replay them on the matcher once.
-                        trie_steps += self.walk_closing(&split.closing, matcher, (string, state), None, out);
+                        let closing = split.closing(&self.vocabulary);
+                        trie_steps += self.walk_closing(closing, matcher, (string, state), None, out);
                     }
                 }
                 if forgotten.is_some() {
@@ -743,7 +759,6 @@ impl BoundInner {
         };
         let mut walked = 0u64;
         let mut inside = vec![0u32; self.word_count];
-        let mut closing = Vec::new();
         let mut first_quote: Vec<FirstQuoteCloses> = Vec::new();
         let mut late = Vec::new();
         // The walk state: the automaton state, the symbols read, and whether the string closed
@@ -769,7 +784,6 @@ impl BoundInner {
                 }
                 for &id in ids {
                     let bytes = self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
-                    closing.push((bytes.to_vec(), id));
                     let quote = bytes.iter().position(|&b| b == b'"');
                     if quote != Some(length as usize - 1) {
                         late.push((bytes.to_vec(), id));
@@ -788,7 +802,7 @@ impl BoundInner {
         );
         let split = StringSplit {
             inside,
-            closing: TokenTrie::build(closing),
+            closing: OnceLock::new(),
             first_quote,
             late: TokenTrie::build(late),
             by_content: OnceLock::new(),
