@@ -239,6 +239,18 @@ fn structured_masks_equal_reference_masks() {
             r#"{"ok": "xy", "value": {"ok": "x", "value": 1}}"#,
         ),
         (
+            // The same, one object deeper: the branches read the string in objects of their
+            // own, and a close that leaves one of those objects no track ends its branch.
+            r#"{"anyOf": [{"properties": {"ok": {"properties": {"x": {"enum": ["x", "xx"]}}, "required": ["x", "value"]}}, "required": ["ok"]}, {"properties": {"ok": {"properties": {"x": {"type": "string", "not": {"const": "x"}}}, "maxProperties": 1}, "value": {"type": "array", "items": {"type": "string", "maxLength": 2}}}}]}"#,
+            r#"{"ok": {"x": "x", "value": 1}, "value": ["ok", "x"]}"#,
+        ),
+        (
+            // Some member other than "ok" must not be "x": a member's string is also read
+            // against that witness, so its content decides more than its value's schema does.
+            r#"{"type": "object", "not": {"properties": {"ok": {}}, "additionalProperties": {"enum": ["x"]}}}"#,
+            r#"{"value": "x", "ok": "y", "children": "y"}"#,
+        ),
+        (
             // A named key outside the pattern language (`.` stops at line terminators).
             r#"{"type": "object", "properties": {"ok\nvalue": {"type": "null"}}, "patternProperties": {"^.+$": {"type": "string"}}, "additionalProperties": false}"#,
             r#"{"ok": "x", "ok\nvalue": null, "value": "\n"}"#,

@@ -292,6 +292,39 @@ impl Value {
         }
     }
 
+    /// The string values at the leaves of this value, into `out` without repeats, when every
+    /// container on the way reads the open string only through them: objects inside a member's
+    /// value and arrays inside an item, with no witness or `contains` probe reading it too and
+    /// no item text kept (`uniqueItems`). False otherwise.
+    fn string_values<'a>(&'a self, out: &mut Vec<&'a Value>) -> bool {
+        fn children_values<'a>(
+            mut children: impl Iterator<Item = Option<&'a Value>>,
+            out: &mut Vec<&'a Value>,
+        ) -> bool {
+            children.all(|child| child.is_some_and(|c| c.string_values(out)))
+        }
+        match self {
+            Value::Leaf { .. } | Value::Counted(_) | Value::Syntax(_) => {
+                if !out.iter().any(|v| std::ptr::eq(*v, self)) {
+                    out.push(self);
+                }
+                true
+            }
+            Value::Object(o) => {
+                o.phase == ObjectPhase::InValue
+                    && o.tracks.iter().all(|t| t.probe.is_none())
+                    && children_values(o.tracks.iter().map(|t| t.child.as_deref()), out)
+            }
+            Value::Array(a) => {
+                a.phase == ArrayPhase::InItem
+                    && !a.keeps_text
+                    && a.tracks.iter().all(|t| t.probe.is_none() && t.seen.is_none())
+                    && children_values(a.tracks.iter().map(|t| t.child.as_deref()), out)
+            }
+            Value::Start(_) | Value::Number(_) => false,
+        }
+    }
+
     /// True only when [`Value::feed`] would return `NotMine` for `b`: the value is complete and
     /// `b` cannot continue it (the byte then belongs to the container around it).
     fn yields(&self, b: u8) -> bool {
@@ -2090,16 +2123,17 @@ impl<'m> KeyCloses<'m> {
     }
 }
 
-/// What closing a value string leads to, content by content, for masks inside a string the
-/// tracks of one object read on different schemas (from [`DocumentMatcher::value_closes`]).
+/// What closing a string leads to, content by content, for masks inside a string that tracks
+/// read on different schemas (from [`DocumentMatcher::value_closes`]).
 ///
-/// The string is the current member's value in the innermost container (every container above
-/// only hands it bytes), and no track reads the member a second time for a witness. At the
-/// closing quote each distinct value either completes or refuses. A completed string takes no
-/// further byte: at the next one the object drops every value and keeps the tracks whose value
-/// completed, whatever the content was. So two contents that complete the same values leave
-/// matchers that read every later byte alike, and the bytes a token holds after its closing
-/// quote are a question about the outcome, not about the content.
+/// The containers around the string hand its bytes on to the string values at their leaves and
+/// keep nothing of its text (no witness or `contains` probe reads it twice, no `uniqueItems`
+/// item text). At the closing quote each distinct value either completes or refuses it (its
+/// tracks end there, and a container left with none refuses in turn). A completed string takes
+/// no further byte: at the next one each container drops its values and goes on with the
+/// tracks left, whatever the content was. So two contents that complete the same values leave matchers that
+/// read every later byte alike, and the bytes a token holds after its closing quote are a
+/// question about the outcome, not about the content.
 pub(crate) struct ValueCloses<'m> {
     /// The tracks' values, without repeats (tracks on one schema share theirs).
     values: Vec<&'m Value>,
@@ -2487,26 +2521,16 @@ impl DocumentMatcher {
         groupable.then(|| KeyCloses::new(graph, key, tracks))
     }
 
-    /// When the matcher is inside a string that is the current member's value in its innermost
-    /// container (see [`DocumentMatcher::inner_container`]), read by every track on a string
-    /// value of its own and by no witness probe, and those values are few enough to name by
-    /// bits: what closing the string leads to, for [`ValueCloses`].
+    /// When the matcher is inside a string that every container hands on to the values reading
+    /// it without keeping its text (see [`Value::string_values`]), and those values are few
+    /// enough to name by bits: what closing the string leads to, for [`ValueCloses`].
     pub(crate) fn value_closes(&self) -> Option<ValueCloses<'_>> {
-        let Value::Object(object) = self.innermost()? else { return None };
-        if object.phase != ObjectPhase::InValue {
+        if self.trailing || !self.started {
             return None;
         }
-        let mut values: Vec<&Value> = Vec::new();
-        for track in &object.tracks {
-            let child = track.child.as_deref().filter(|_| track.probe.is_none())?;
-            if !matches!(child, Value::Leaf { .. } | Value::Counted(_) | Value::Syntax(_)) {
-                return None;
-            }
-            if !values.iter().any(|v| std::ptr::eq(*v, child)) {
-                values.push(child);
-            }
-        }
-        (values.len() <= ValueClose::BITS as usize).then_some(ValueCloses { values })
+        let mut values = Vec::new();
+        (self.value.string_values(&mut values) && values.len() <= ValueClose::BITS as usize)
+            .then_some(ValueCloses { values })
     }
 
     /// See [`Value::string_context`].
