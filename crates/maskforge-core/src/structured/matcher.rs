@@ -1285,6 +1285,22 @@ fn unseen_key_completes(text: &ByteDfa, state: StateId, decoder: &StringDecoder,
     if state == DEAD {
         return false;
     }
+    // Most often the key goes on with a plain character that no seen key has next: then any
+    // key it completes to is unseen, found without a search (asked at every trie node of a
+    // mask inside such a key).
+    if !decoder.has_pending() {
+        let prefix = decoder.value();
+        let mut next_in_seen = [false; 128];
+        for rest in seen.iter().filter_map(|k| k.strip_prefix(prefix)) {
+            if let Some(&c) = rest.as_bytes().first().filter(|c| c.is_ascii()) {
+                next_in_seen[c as usize] = true;
+            }
+        }
+        let plain = |b: u8| b != b'"' && b != b'\\';
+        if (0x20..0x80u8).any(|b| plain(b) && !next_in_seen[b as usize] && text.next(state, b) != DEAD) {
+            return true;
+        }
+    }
     // `free`: an escape begun by the real text, which may be spelled any way.
     let mut stack = vec![(state, decoder.clone(), decoder.has_pending())];
     let mut budget = KEY_SEARCH_BUDGET;
