@@ -14,6 +14,12 @@ pub fn set_bit(words: &mut [u32], token: u32) {
     words[(token / 32) as usize] |= 1 << (token % 32);
 }
 
+/// Forbids `token`. Panics when `token` is beyond the buffer.
+#[inline]
+pub(crate) fn clear_bit(words: &mut [u32], token: u32) {
+    words[(token / 32) as usize] &= !(1 << (token % 32));
+}
+
 /// Whether `token` is allowed; false for ids beyond the buffer.
 #[inline]
 pub fn get_bit(words: &[u32], token: u32) -> bool {

@@ -251,6 +251,18 @@ fn structured_masks_equal_reference_masks() {
             r#"{"value": "x", "ok": "y", "children": "y"}"#,
         ),
         (
+            // Finitely many keys, some seen: a key text whose every completion is seen is a
+            // dead end ("ok" once "ok" and "okk" are taken), others stay open.
+            r#"{"type": "object", "patternProperties": {"^(ok|okk|value|val)$": {"type": "integer"}}, "additionalProperties": false}"#,
+            r#"{"ok": 1, "okk": 2, "val": 3, "value": 4}"#,
+        ),
+        (
+            // The same key read by two branches' objects on different finite languages: a
+            // token stays when either branch's object takes it.
+            r#"{"anyOf": [{"properties": {"ok": {"patternProperties": {"^(ok|okk)$": {"type": "integer"}}, "additionalProperties": false}}}, {"properties": {"ok": {"patternProperties": {"^(okk|val|value)$": {"type": "null"}}, "additionalProperties": false}}}]}"#,
+            r#"{"ok": {"okk": null, "val": null, "value": null}}"#,
+        ),
+        (
             // A named key outside the pattern language (`.` stops at line terminators).
             r#"{"type": "object", "properties": {"ok\nvalue": {"type": "null"}}, "patternProperties": {"^.+$": {"type": "string"}}, "additionalProperties": false}"#,
             r#"{"ok": "x", "ok\nvalue": null, "value": "\n"}"#,

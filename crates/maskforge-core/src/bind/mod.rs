@@ -20,7 +20,7 @@ use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
 use crate::options::BindPolicy;
 use crate::session::Session;
-use crate::structured::{DocumentMatcher, KeyCloses, StructuredProgram, ValueClose, ValueCloses};
+use crate::structured::{DocumentMatcher, FiniteKey, KeyCloses, StructuredProgram, ValueClose, ValueCloses};
 use crate::vocabulary::{CompiledVocabulary, Descend, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use closing::{KeyTailMemo, StringMemo};
@@ -455,34 +455,40 @@ impl BoundInner {
                 }
                 MaskRoute::StringRows
             }
-            None => {
-                // One pruned walk of the byte trie. The matcher is cloned at each node, except
-                // inside strings, where the string's automaton alone decides until it closes.
-                out.fill(0);
-                let slack = strings.longest_token;
-                let closing = KeyClosing {
-                    memo: &strings.key_tails,
-                    tails: strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary)),
-                };
-                trie.walk_pruned_taking(
-                    WalkState::enter_closing(graph, slack, matcher.clone(), Some(closing)),
-                    |state, byte| state.refuses(graph, byte),
-                    |state, run| state.takes(run),
-                    |state, path, byte| {
-                        trie_steps += 1;
-                        state.step(graph, slack, path, byte)
-                    },
-                    |state, ids| {
-                        for &id in ids {
-                            let bytes = || self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
-                            if state.admits(graph, id, bytes) {
-                                mask::set_bit(out, id);
+            None => match matcher.finite_keys(graph) {
+                Some(keys) => {
+                    trie_steps += self.finite_key_mask(matcher, &keys, out);
+                    MaskRoute::StringRows
+                }
+                None => {
+                    // One pruned walk of the byte trie. The matcher is cloned at each node, except
+                    // inside strings, where the string's automaton alone decides until it closes.
+                    out.fill(0);
+                    let slack = strings.longest_token;
+                    let closing = KeyClosing {
+                        memo: &strings.key_tails,
+                        tails: strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary)),
+                    };
+                    trie.walk_pruned_taking(
+                        WalkState::enter_closing(graph, slack, matcher.clone(), Some(closing)),
+                        |state, byte| state.refuses(graph, byte),
+                        |state, run| state.takes(run),
+                        |state, path, byte| {
+                            trie_steps += 1;
+                            state.step(graph, slack, path, byte)
+                        },
+                        |state, ids| {
+                            for &id in ids {
+                                let bytes = || self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
+                                if state.admits(graph, id, bytes) {
+                                    mask::set_bit(out, id);
+                                }
                             }
-                        }
-                    },
-                );
-                MaskRoute::TrieWalk
-            }
+                        },
+                    );
+                    MaskRoute::TrieWalk
+                }
+            },
         };
         if matcher.is_accepting(graph) {
             self.set_eos(out);
@@ -629,6 +635,47 @@ impl BoundInner {
         }
         if closes.walked.node_count() > 1 {
             steps += self.walk_closing(&closes.walked, matcher, (string, state), None, out);
+        }
+        steps
+    }
+
+    /// Inside a key whose tracks all read finite key languages (see [`FiniteKey`]): for each,
+    /// its automaton's rows less the tokens whose text leads to seen keys only (walked along
+    /// the seen keys' spellings); the tokens that close the key walked on the matcher. Returns
+    /// the trie nodes stepped.
+    fn finite_key_mask(&self, matcher: &DocumentMatcher, keys: &[FiniteKey], out: &mut [u32]) -> usize {
+        let BoundKind::Structured { trie, strings, .. } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        let mut steps = 0;
+        out.fill(0);
+        let mut row = vec![0u32; self.word_count];
+        for (i, key) in keys.iter().enumerate() {
+            let split = self.string_split(strings, key.text, key.state);
+            row.copy_from_slice(&split.inside);
+            trie.walk_pruned(
+                key.reading(),
+                |reading, byte| key.settled(reading, byte),
+                |reading, _, byte| {
+                    steps += 1;
+                    key.read(reading, byte)
+                },
+                |reading, ids| {
+                    if !key.live(reading) {
+                        for &id in ids {
+                            mask::clear_bit(&mut row, id);
+                        }
+                    }
+                },
+            );
+            for (word, live) in out.iter_mut().zip(&row) {
+                *word |= live;
+            }
+            // Tracks on one automaton and state share their closing tokens.
+            if keys[..i].iter().all(|k| !Arc::ptr_eq(k.text, key.text) || k.state != key.state) {
+                let closing = split.closing(&self.vocabulary);
+                steps += self.walk_closing(closing, matcher, (key.text, key.state), None, out);
+            }
         }
         steps
     }

@@ -616,6 +616,30 @@ impl Value {
     /// The objects inside a key at the leaves of this value, into `out`, when every container
     /// on the way only hands bytes on (objects between the members' values, arrays keeping no
     /// item text): they alone read the key, and nothing above reads its text. False otherwise.
+    /// The objects inside a key at the leaves of this value, into `out`, when every container
+    /// on the way hands them bytes through the values of its tracks alone (no probe, no kept
+    /// item text): the value goes on exactly while one of them does. False otherwise.
+    fn objects_in_key<'a>(&'a self, out: &mut Vec<&'a ObjectValue>) -> bool {
+        let mut leaves = |child: Option<&'a Arc<Value>>, probe: Option<&'a Arc<Value>>| {
+            probe.is_none() && child.is_some_and(|c| c.objects_in_key(out))
+        };
+        match self {
+            Value::Object(o) if o.phase == ObjectPhase::InKey => {
+                if !out.iter().any(|known| std::ptr::eq(*known, o)) {
+                    out.push(o);
+                }
+                true
+            }
+            Value::Object(o) if o.phase == ObjectPhase::InValue => {
+                o.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref()))
+            }
+            Value::Array(a) if a.phase == ArrayPhase::InItem && !a.keeps_text => {
+                a.tracks.iter().all(|t| t.seen.is_none() && leaves(t.child.as_ref(), t.probe.as_ref()))
+            }
+            _ => false,
+        }
+    }
+
     fn key_objects<'a>(&'a self, out: &mut Vec<&'a ObjectValue>) -> bool {
         let mut leaves = |child: Option<&'a Arc<Value>>, probe: Option<&'a Arc<Value>>| {
             child.is_some_and(|c| c.key_objects(out)) && probe.is_none_or(|p| p.key_objects(out))
@@ -2196,6 +2220,63 @@ impl ValueCloses<'_> {
     }
 }
 
+/// Inside a key, one track reading it, whose shape names no key and classifies keys by
+/// patterns, finitely many past some text (from [`DocumentMatcher::finite_keys`]).
+///
+/// Such a key's text stays live exactly while the automaton of allowed keys takes it and some
+/// key it completes to is unseen ([`key_prefix_live`]); past a text that no seen key starts
+/// with, any completion is unseen. So the automaton's rows decide every token that stays inside
+/// the key, except those whose text some seen key starts with, which are asked one by one.
+pub(crate) struct FiniteKey<'m> {
+    pub(crate) text: &'m Arc<ByteDfa>,
+    pub(crate) state: StateId,
+    decoder: &'m StringDecoder,
+    seen: &'m [String],
+    unbounded_from: &'m [bool],
+}
+
+/// A walk of [`FiniteKey::seen_dead_ends`]: the automaton state and the key decoded so far.
+#[derive(Clone)]
+pub(crate) struct KeyReading {
+    state: StateId,
+    decoder: StringDecoder,
+}
+
+impl FiniteKey<'_> {
+    /// Where a walk of the key's possible next bytes starts.
+    pub(crate) fn reading(&self) -> KeyReading {
+        KeyReading { state: self.state, decoder: self.decoder.clone() }
+    }
+
+    /// True only when no token whose bytes go on from `reading` with `b` can be a dead end:
+    /// the automaton refuses `b`, or `b` is a plain character after which no seen key starts
+    /// with the key's text.
+    pub(crate) fn settled(&self, reading: &KeyReading, b: u8) -> bool {
+        if self.text.next(reading.state, b) == DEAD {
+            return true;
+        }
+        let plain = (0x20..0x80).contains(&b) && b != b'"' && b != b'\\';
+        plain && !reading.decoder.has_pending() && {
+            let prefix = reading.decoder.value();
+            !self.seen.iter().any(|k| k.strip_prefix(prefix).is_some_and(|rest| rest.as_bytes().first() == Some(&b)))
+        }
+    }
+
+    /// `reading` after `b`, while the key stays open; `None` when it closes or is invalid.
+    pub(crate) fn read(&self, reading: KeyReading, b: u8) -> Option<KeyReading> {
+        let state = self.text.next(reading.state, b);
+        let mut decoder = reading.decoder;
+        (state != DEAD && !self.text.is_accepting(state) && decoder.feed(b) == DecodeStep::Continue)
+            .then_some(KeyReading { state, decoder })
+    }
+
+    /// Whether the key read so far (`reading`) completes to an allowed key not seen yet.
+    pub(crate) fn live(&self, reading: &KeyReading) -> bool {
+        self.unbounded_from[reading.state as usize]
+            || unseen_key_completes(self.text, reading.state, &reading.decoder, self.seen)
+    }
+}
+
 /// Schemas sorted without repeats: tracks on one schema read alike.
 fn schema_set(nodes: impl Iterator<Item = NodeId>) -> Box<[NodeId]> {
     let mut nodes: Vec<NodeId> = nodes.collect();
@@ -2535,6 +2616,47 @@ impl DocumentMatcher {
         let groupable = objects.iter().all(|o| o.key == *key)
             && tracks.iter().all(|t| !t.pending && (t.takes_any_key(graph) || !keys_are_patterns(t.shape(graph))));
         groupable.then(|| KeyCloses::new(graph, key, tracks))
+    }
+
+    /// When the matcher is inside a key, the objects reading it are reached through containers
+    /// that only hand them bytes (no probe, no kept item text), and each of their tracks names no
+    /// key, classifies keys by patterns and has room for one more: each track's automaton of
+    /// allowed keys and state there, for [`FiniteKey`]. The document stays live while some track
+    /// does: a container goes on while one of its tracks' values does.
+    pub(crate) fn finite_keys<'m>(&'m self, graph: &'m Graph) -> Option<Vec<FiniteKey<'m>>> {
+        if self.trailing || !self.started {
+            return None;
+        }
+        let mut objects = Vec::new();
+        if !self.value.objects_in_key(&mut objects) {
+            return None;
+        }
+        let mut keys = Vec::new();
+        for object in objects {
+            if object.key_syntax.is_some() {
+                return None;
+            }
+            for track in &object.tracks {
+                let shape = track.shape(graph);
+                let options = track.key_options.as_ref()?;
+                let patterns = shape.keys.as_ref().filter(|_| !keys_are_patterns(shape))?;
+                let text = patterns.allowed_text.as_ref()?;
+                let room = || object_live(graph, shape, SeenKeys::new(&track.seen), 1, track.pending);
+                if options.open || !options.named.is_empty() {
+                    return None;
+                }
+                if track.allowed_key != DEAD && *options.unnamed_live.get_or_init(room) {
+                    keys.push(FiniteKey {
+                        text,
+                        state: track.allowed_key,
+                        decoder: &object.key,
+                        seen: &track.seen,
+                        unbounded_from: &patterns.unbounded_from,
+                    });
+                }
+            }
+        }
+        Some(keys)
     }
 
     /// When the matcher is inside a string that every container hands on to the values reading

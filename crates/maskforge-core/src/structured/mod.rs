@@ -23,7 +23,9 @@ use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
 
 pub(crate) use graph::{Graph, NodeId};
-pub(crate) use matcher::{feed_number, DocumentMatcher, InnerContainer, KeyCloses, Step, ValueClose, ValueCloses};
+pub(crate) use matcher::{
+    feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, Step, ValueClose, ValueCloses,
+};
 
 /// A compiled structured schema.
 #[derive(Debug)]
