@@ -597,12 +597,7 @@ impl BoundInner {
         for group in &closes.groups {
             let Some(outcome) = keys.close(graph, &group.content) else {
                 // Not a key's close after all: each token on the matcher.
-                for &id in group.bare.iter().chain(&group.tailed) {
-                    let bytes = self.vocabulary.token_bytes(id).expect("closing tokens have bytes");
-                    if matcher.clone().feed_all(graph, bytes) {
-                        mask::set_bit(out, id);
-                    }
-                }
+                self.admit_fed(graph, matcher, group.bare.iter().chain(&group.tailed), out);
                 continue;
             };
             if outcome == admitted.len() {
@@ -680,6 +675,22 @@ impl BoundInner {
         steps
     }
 
+    /// Admits each of `ids` that the matcher reads whole, fed on a copy of it.
+    fn admit_fed<'t>(
+        &self,
+        graph: &crate::structured::Graph,
+        matcher: &DocumentMatcher,
+        ids: impl Iterator<Item = &'t TokenId>,
+        out: &mut [u32],
+    ) {
+        for &id in ids {
+            let bytes = self.vocabulary.token_bytes(id).expect("closing tokens have bytes");
+            if matcher.clone().feed_all(graph, bytes) {
+                mask::set_bit(out, id);
+            }
+        }
+    }
+
     /// The tokens of each of `contexts` that stay inside the string, and those that close it
     /// as a member's value (see [`ValueCloses`]): those that close at their first quote are
     /// decided once per outcome of the close (the tails after the quote, walked from the
@@ -706,12 +717,7 @@ impl BoundInner {
             }
             for group in split.by_value_content.get_or_init(|| ContentCloses::of_values(&self.vocabulary, &split)) {
                 let Some(outcome) = closes.close(graph, &group.content) else {
-                    for &id in group.bare.iter().chain(&group.tailed) {
-                        let bytes = self.vocabulary.token_bytes(id).expect("closing tokens have bytes");
-                        if matcher.clone().feed_all(graph, bytes) {
-                            mask::set_bit(out, id);
-                        }
-                    }
+                    self.admit_fed(graph, matcher, group.bare.iter().chain(&group.tailed), out);
                     continue;
                 };
                 if outcome == 0 {

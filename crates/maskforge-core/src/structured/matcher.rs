@@ -616,33 +616,16 @@ impl Value {
     /// The objects inside a key at the leaves of this value, into `out`, when every container
     /// on the way only hands bytes on (objects between the members' values, arrays keeping no
     /// item text): they alone read the key, and nothing above reads its text. False otherwise.
-    /// The objects inside a key at the leaves of this value, into `out`, when every container
-    /// on the way hands them bytes through the values of its tracks alone (no probe, no kept
-    /// item text): the value goes on exactly while one of them does. False otherwise.
-    fn objects_in_key<'a>(&'a self, out: &mut Vec<&'a ObjectValue>) -> bool {
-        let mut leaves = |child: Option<&'a Arc<Value>>, probe: Option<&'a Arc<Value>>| {
-            probe.is_none() && child.is_some_and(|c| c.objects_in_key(out))
-        };
-        match self {
-            Value::Object(o) if o.phase == ObjectPhase::InKey => {
-                if !out.iter().any(|known| std::ptr::eq(*known, o)) {
-                    out.push(o);
-                }
-                true
+    /// With `values_only`, a container must hand the bytes through its tracks' values alone (no
+    /// probe, no items compared by value): the value then goes on exactly while one of the
+    /// objects does.
+    fn key_objects<'a>(&'a self, values_only: bool, out: &mut Vec<&'a ObjectValue>) -> bool {
+        let mut leaves = |child: Option<&'a Arc<Value>>, probe: Option<&'a Arc<Value>>, compared: bool| {
+            if values_only {
+                probe.is_none() && !compared && child.is_some_and(|c| c.key_objects(true, out))
+            } else {
+                child.is_some_and(|c| c.key_objects(false, out)) && probe.is_none_or(|p| p.key_objects(false, out))
             }
-            Value::Object(o) if o.phase == ObjectPhase::InValue => {
-                o.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref()))
-            }
-            Value::Array(a) if a.phase == ArrayPhase::InItem && !a.keeps_text => {
-                a.tracks.iter().all(|t| t.seen.is_none() && leaves(t.child.as_ref(), t.probe.as_ref()))
-            }
-            _ => false,
-        }
-    }
-
-    fn key_objects<'a>(&'a self, out: &mut Vec<&'a ObjectValue>) -> bool {
-        let mut leaves = |child: Option<&'a Arc<Value>>, probe: Option<&'a Arc<Value>>| {
-            child.is_some_and(|c| c.key_objects(out)) && probe.is_none_or(|p| p.key_objects(out))
         };
         match self {
             Value::Object(o) if o.phase == ObjectPhase::InKey => {
@@ -653,10 +636,10 @@ impl Value {
                 true
             }
             Value::Object(o) if o.phase == ObjectPhase::InValue => {
-                o.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref()))
+                o.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref(), false))
             }
             Value::Array(a) if a.phase == ArrayPhase::InItem && !a.keeps_text => {
-                a.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref()))
+                a.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref(), t.seen.is_some()))
             }
             _ => false,
         }
@@ -2608,7 +2591,7 @@ impl DocumentMatcher {
             return None;
         }
         let mut objects = Vec::new();
-        if !self.value.key_objects(&mut objects) {
+        if !self.value.key_objects(false, &mut objects) {
             return None;
         }
         let key = &objects.first()?.key;
@@ -2628,7 +2611,7 @@ impl DocumentMatcher {
             return None;
         }
         let mut objects = Vec::new();
-        if !self.value.objects_in_key(&mut objects) {
+        if !self.value.key_objects(true, &mut objects) {
             return None;
         }
         let mut keys = Vec::new();
