@@ -683,8 +683,9 @@ fn children_refuse<'a>(
     let each = children.all(|child| {
         child.is_some_and(|c| {
             c.refuses(graph, b) || {
-                ended |= c.yields(b);
-                c.yields(b)
+                let yields = c.yields(b);
+                ended |= yields;
+                yields
             }
         })
     });
@@ -2154,9 +2155,9 @@ impl<'m> KeyCloses<'m> {
 /// item text). At the closing quote each distinct value either completes or refuses it (its
 /// tracks end there, and a container left with none refuses in turn). A completed string takes
 /// no further byte: at the next one each container drops its values and goes on with the
-/// tracks left, whatever the content was. So two contents that complete the same values leave matchers that
-/// read every later byte alike, and the bytes a token holds after its closing quote are a
-/// question about the outcome, not about the content.
+/// tracks left, whatever the content was. So two contents that complete the same values leave
+/// matchers that read every later byte alike, and the bytes a token holds after its closing
+/// quote are a question about the outcome, not about the content.
 pub(crate) struct ValueCloses<'m> {
     /// The tracks' values, without repeats (tracks on one schema share theirs).
     values: Vec<&'m Value>,
@@ -2218,7 +2219,8 @@ pub(crate) struct FiniteKey<'m> {
     unbounded_from: &'m [bool],
 }
 
-/// A walk of [`FiniteKey::seen_dead_ends`]: the automaton state and the key decoded so far.
+/// A step of the walk along the seen keys' spellings (see [`FiniteKey`]): the automaton state
+/// and the key decoded so far.
 #[derive(Clone)]
 pub(crate) struct KeyReading {
     state: StateId,
