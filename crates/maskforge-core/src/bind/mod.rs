@@ -639,39 +639,62 @@ impl BoundInner {
     /// the seen keys' spellings); the tokens that close the key walked on the matcher. Returns
     /// the trie nodes stepped.
     fn finite_key_mask(&self, matcher: &DocumentMatcher, keys: &[FiniteKey], out: &mut [u32]) -> usize {
-        let BoundKind::Structured { trie, strings, .. } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
         let mut steps = 0;
-        out.fill(0);
-        let mut row = vec![0u32; self.word_count];
-        for (i, key) in keys.iter().enumerate() {
-            let split = self.string_split(strings, key.text, key.state);
-            row.copy_from_slice(&split.inside);
-            trie.walk_pruned(
-                key.reading(),
-                |reading, byte| key.settled(reading, byte),
-                |reading, _, byte| {
-                    steps += 1;
-                    key.read(reading, byte)
-                },
-                |reading, ids| {
-                    if !key.live(reading) {
-                        for &id in ids {
-                            mask::clear_bit(&mut row, id);
-                        }
-                    }
-                },
-            );
-            for (word, live) in out.iter_mut().zip(&row) {
-                *word |= live;
-            }
-            // Tracks on one automaton and state share their closing tokens.
-            if keys[..i].iter().all(|k| !Arc::ptr_eq(k.text, key.text) || k.state != key.state) {
-                let closing = split.closing(&self.vocabulary);
-                steps += self.walk_closing(closing, matcher, (key.text, key.state), None, out);
+        if let [key] = keys {
+            // One track (the common case) writes its row in place.
+            steps += self.finite_key_row(key, out);
+        } else {
+            out.fill(0);
+            let mut row = vec![0u32; self.word_count];
+            for key in keys {
+                steps += self.finite_key_row(key, &mut row);
+                for (word, live) in out.iter_mut().zip(&row) {
+                    *word |= live;
+                }
             }
         }
+        for (i, key) in keys.iter().enumerate() {
+            // Tracks on one automaton and state share their closing tokens.
+            if keys[..i].iter().all(|k| !Arc::ptr_eq(k.text, key.text) || k.state != key.state) {
+                let split = self.finite_key_split(key);
+                steps += self.walk_closing(split.closing(&self.vocabulary), matcher, (key.text, key.state), None, out);
+            }
+        }
+        steps
+    }
+
+    /// The split of a finite key's automaton at its state.
+    fn finite_key_split(&self, key: &FiniteKey) -> Arc<StringSplit> {
+        let BoundKind::Structured { strings, .. } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        self.string_split(strings, key.text, key.state)
+    }
+
+    /// One track's tokens that stay inside a finite key (see [`FiniteKey`]) into `row`: the
+    /// split's row less the tokens whose text leads to seen keys only, walked along the seen
+    /// keys' spellings. Returns the trie nodes stepped.
+    fn finite_key_row(&self, key: &FiniteKey, row: &mut [u32]) -> usize {
+        let BoundKind::Structured { trie, .. } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        row.copy_from_slice(&self.finite_key_split(key).inside);
+        let mut steps = 0;
+        trie.walk_pruned(
+            key.reading(),
+            |reading, byte| key.settled(reading, byte),
+            |reading, _, byte| {
+                steps += 1;
+                key.read(reading, byte)
+            },
+            |reading, ids| {
+                if !key.live(reading) {
+                    for &id in ids {
+                        mask::clear_bit(row, id);
+                    }
+                }
+            },
+        );
         steps
     }
 
