@@ -169,6 +169,12 @@ fn vocabulary() -> CompiledVocabulary {
         "x\"}",
         "y\",",
         "y\"}",
+        // Tokens that open a value string and close it, then go on after it.
+        "\"x\",",
+        "\"x\"}",
+        "\"xx\"}",
+        "\"y\"}",
+        " \"y\",",
     ] {
         tokens.push(t.as_bytes().to_vec());
     }
@@ -237,6 +243,13 @@ fn structured_masks_equal_reference_masks() {
             // any other string may do either (the branches' tails differ per outcome).
             r#"{"anyOf": [{"properties": {"ok": {"const": "x"}}, "required": ["ok", "value"]}, {"properties": {"ok": {"const": "xx"}}, "maxProperties": 1}, {"properties": {"ok": {"type": "string", "not": {"enum": ["x", "xx"]}}}}]}"#,
             r#"{"ok": "xy", "value": {"ok": "x", "value": 1}}"#,
+        ),
+        (
+            // Below a member, one branch reading any string: a mask's walk opens the string
+            // and closes it per token, and what follows the quote depends on the outcome ("x"
+            // may go on to "value", any other string ends the object).
+            r#"{"properties": {"x": {"anyOf": [{"properties": {"ok": {"const": "x"}}, "required": ["ok", "value"]}, {"properties": {"ok": {"type": "string"}}, "maxProperties": 1}]}}}"#,
+            r#"{"x": {"ok": "x", "value": 1}, "y": {"x": {"ok":"xx"}}}"#,
         ),
         (
             // The same, one object deeper: the branches read the string in objects of their

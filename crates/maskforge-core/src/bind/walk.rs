@@ -8,14 +8,15 @@
 //! where the part ends (the string closes, the number ends, the container closes) they are
 //! replayed on the entry matcher, or on the innermost container when that is known.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use super::closing::{KeyTailMemo, QuoteTails};
 use super::named_keys::{KeyRun, KeyStep};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
-use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step};
+use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step, ValueClose};
 use crate::vocabulary::{Run, TokenId};
 
 /// The matcher a walk state was entered from, and the depth of the trie node it was entered at:
@@ -33,14 +34,14 @@ pub(super) enum WalkState<'a> {
     InString {
         entry: Arc<Entry>,
         /// Where the string's close is replayed from, when known.
-        resume: Option<Resume>,
+        resume: Option<Resume<'a>>,
         string: Arc<ByteDfa>,
         state: StateId,
     },
     /// Inside numbers, each track's constraint sets flattened.
     InNumber {
         entry: Arc<Entry>,
-        resume: Option<Resume>,
+        resume: Option<Resume<'a>>,
         number: Vec<NumberMatcher>,
         /// Whether some of them is complete: asked for every byte that cannot continue them.
         complete: OnceCell<bool>,
@@ -55,7 +56,7 @@ pub(super) enum WalkState<'a> {
     /// (see [`KeyRun`]); the closing quote is replayed on the container.
     InKey {
         entry: Arc<Entry>,
-        resume: Resume,
+        resume: Resume<'a>,
         key: KeyRun,
         closing: Option<KeyClosing<'a>>,
     },
@@ -98,15 +99,36 @@ fn is_ws(byte: u8) -> bool {
 /// containers above only hand it bytes, so it decides as the whole matcher would, until it
 /// closes.
 #[derive(Clone)]
-pub(super) struct Resume {
+pub(super) struct Resume<'a> {
     inner: Arc<InnerContainer>,
     depth: usize,
+    /// Around a string: the walk states its closes led to, by outcome.
+    closes: Option<Rc<CloseMemo<'a>>>,
 }
 
-impl Resume {
+/// The walk states after the closes of one string, one per outcome (see
+/// [`ValueCloses`](crate::structured::ValueCloses)): contents that complete the same values
+/// leave containers that read every later byte alike, so each token closing the string alike
+/// goes on from a copy of one state instead of replaying its content on the container.
+#[derive(Default)]
+struct CloseMemo<'a> {
+    answers: RefCell<Vec<(ValueClose, Option<WalkState<'a>>)>>,
+}
+
+impl<'a> Resume<'a> {
+    /// Resumes a key or number on `inner`, held at `depth`.
+    fn plain(inner: InnerContainer, depth: usize) -> Resume<'a> {
+        Resume { inner: Arc::new(inner), depth, closes: None }
+    }
+
+    /// Resumes a string on `inner`, held at `depth`, its closes kept by outcome.
+    fn string(inner: InnerContainer, depth: usize) -> Resume<'a> {
+        Resume { inner: Arc::new(inner), depth, closes: Some(Rc::default()) }
+    }
+
     /// The walk state after the container reads `path[depth..]` then `byte`; `None` when it
     /// refuses one, `Err` when it closes on the way (the whole matcher decides then).
-    fn replay<'a>(
+    fn replay(
         &self,
         graph: &Graph,
         slack: u64,
@@ -123,6 +145,28 @@ impl Resume {
             }
         }
         Ok(Some(WalkState::within(graph, slack, Arc::clone(entry), inner, path.len() + 1)))
+    }
+
+    /// [`Resume::replay`] for the quote `byte` that closes the string read since `depth`: the
+    /// state an earlier close of the same outcome led to, when there is one.
+    fn close(
+        &self,
+        graph: &Graph,
+        slack: u64,
+        entry: &Arc<Entry>,
+        path: &[u8],
+        byte: u8,
+    ) -> Result<Option<WalkState<'a>>, ()> {
+        let outcome = || self.inner.value_closes()?.close(graph, &path[self.depth..]);
+        let (Some(memo), b'"', Some(outcome)) = (&self.closes, byte, outcome()) else {
+            return self.replay(graph, slack, entry, path, byte);
+        };
+        if let Some((_, walk)) = memo.answers.borrow().iter().find(|(known, _)| *known == outcome) {
+            return Ok(walk.clone());
+        }
+        let walk = self.replay(graph, slack, entry, path, byte)?;
+        memo.answers.borrow_mut().push((outcome, walk.clone()));
+        Ok(walk)
     }
 }
 
@@ -147,7 +191,7 @@ impl<'a> WalkState<'a> {
         if let Some(inner) = matcher.innermost_container() {
             if let Some((read, names)) = inner.named_keys(graph) {
                 let key = KeyRun::new(&names, read.len());
-                let resume = Resume { inner: Arc::new(inner), depth: 0 };
+                let resume = Resume::plain(inner, 0);
                 let entry = Arc::new(Entry { matcher, depth: 0 });
                 return WalkState::InKey { entry, resume, key, closing };
             }
@@ -166,7 +210,7 @@ impl<'a> WalkState<'a> {
 
     /// The walk's start inside `string` at `state`, the string the matcher is inside.
     pub(super) fn in_string(matcher: &DocumentMatcher, string: &Arc<ByteDfa>, state: StateId) -> WalkState<'a> {
-        let resume = matcher.inner_container().map(|inner| Resume { inner: Arc::new(inner), depth: 0 });
+        let resume = matcher.inner_container().map(|inner| Resume::string(inner, 0));
         let entry = Arc::new(Entry { matcher: matcher.clone(), depth: 0 });
         WalkState::InString { entry, resume, string: Arc::clone(string), state }
     }
@@ -218,7 +262,7 @@ impl<'a> WalkState<'a> {
                     return Some(WalkState::InString { entry, resume, string, state: next });
                 }
                 // The string closed: the matcher decides whether it may close here.
-                if let Some(Ok(walk)) = resume.map(|r| r.replay(graph, slack, &entry, path, byte)) {
+                if let Some(Ok(walk)) = resume.map(|r| r.close(graph, slack, &entry, path, byte)) {
                     return walk;
                 }
                 replay(graph, slack, &entry, path, byte)
@@ -282,7 +326,7 @@ impl<'a> WalkState<'a> {
         slack: u64,
         closing: KeyClosing<'a>,
         entry: &Arc<Entry>,
-        resume: &Resume,
+        resume: &Resume<'a>,
         path: &[u8],
     ) -> Option<Option<WalkState<'a>>> {
         // The key's bytes since are plain ones some allowed name goes on with.
@@ -333,11 +377,11 @@ impl<'a> WalkState<'a> {
     fn within(graph: &Graph, slack: u64, entry: Arc<Entry>, inner: InnerContainer, depth: usize) -> WalkState<'a> {
         if let Some((string, state)) = inner.string_context(graph, slack) {
             let string = Arc::clone(string);
-            let resume = Some(Resume { inner: Arc::new(inner), depth });
+            let resume = Some(Resume::string(inner, depth));
             return WalkState::InString { entry, resume, string, state };
         }
         if let Some(number) = inner.number_contexts() {
-            let resume = Some(Resume { inner: Arc::new(inner), depth });
+            let resume = Some(Resume::plain(inner, depth));
             return WalkState::InNumber { entry, resume, number, complete: OnceCell::new() };
         }
         WalkState::InContainer { entry, inner }
@@ -350,20 +394,20 @@ impl<'a> WalkState<'a> {
     /// value. Deeper, the walk rarely holds the whole matcher, and detaching at every such node
     /// would cost more than it spares.
     fn entered(graph: &Graph, slack: u64, matcher: DocumentMatcher, depth: usize) -> WalkState<'a> {
-        let resume = |matcher: &DocumentMatcher| {
-            (depth == 0)
-                .then(|| matcher.inner_container())
-                .flatten()
-                .map(|inner| Resume { inner: Arc::new(inner), depth })
+        let resume = |matcher: &DocumentMatcher, string: bool| {
+            (depth == 0).then(|| matcher.inner_container()).flatten().map(|inner| match string {
+                true => Resume::string(inner, depth),
+                false => Resume::plain(inner, depth),
+            })
         };
         if let Some((string, state)) = matcher.string_context(graph, slack) {
             let string = Arc::clone(string);
-            let resume = resume(&matcher);
+            let resume = resume(&matcher, true);
             let entry = Arc::new(Entry { matcher, depth });
             return WalkState::InString { entry, resume, string, state };
         }
         if let Some(number) = matcher.number_contexts() {
-            let resume = resume(&matcher);
+            let resume = resume(&matcher, false);
             let entry = Arc::new(Entry { matcher, depth });
             return WalkState::InNumber { entry, resume, number, complete: OnceCell::new() };
         }

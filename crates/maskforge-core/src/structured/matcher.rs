@@ -1309,6 +1309,11 @@ fn unseen_key_completes(text: &ByteDfa, state: StateId, decoder: &StringDecoder,
             return true;
         }
     }
+    // The bytes of each byte class, in byte order: a class dead from a state is skipped whole.
+    let mut members: Vec<Vec<u8>> = vec![Vec::new(); text.class_count()];
+    for b in 0..=255u8 {
+        members[text.byte_classes()[b as usize] as usize].push(b);
+    }
     // `free`: an escape begun by the real text, which may be spelled any way.
     let mut stack = vec![(state, decoder.clone(), decoder.has_pending())];
     let mut budget = KEY_SEARCH_BUDGET;
@@ -1318,26 +1323,28 @@ fn unseen_key_completes(text: &ByteDfa, state: StateId, decoder: &StringDecoder,
         if !seen.iter().any(|k| k.starts_with(current.value())) {
             return true;
         }
-        for b in 0..=255u8 {
-            let next = text.next(s, b);
-            if next == DEAD || !(free || current.canonical_next(b)) {
+        for (class, bytes) in members.iter().enumerate() {
+            let next = text.next_class(s, class as u8);
+            if next == DEAD {
                 continue;
             }
-            if budget == 0 {
-                return true;
-            }
-            budget -= 1;
-            let mut decoded = current.clone();
-            match decoded.feed(b) {
-                DecodeStep::Invalid => {}
-                DecodeStep::Closed => {
-                    if !seen.iter().any(|k| k == decoded.value()) {
-                        return true;
-                    }
+            for &b in bytes.iter().filter(|&&b| free || current.canonical_next(b)) {
+                if budget == 0 {
+                    return true;
                 }
-                DecodeStep::Continue => {
-                    let free = free && decoded.has_pending();
-                    stack.push((next, decoded, free));
+                budget -= 1;
+                let mut decoded = current.clone();
+                match decoded.feed(b) {
+                    DecodeStep::Invalid => {}
+                    DecodeStep::Closed => {
+                        if !seen.iter().any(|k| k == decoded.value()) {
+                            return true;
+                        }
+                    }
+                    DecodeStep::Continue => {
+                        let free = free && decoded.has_pending();
+                        stack.push((next, decoded, free));
+                    }
                 }
             }
         }
@@ -2281,6 +2288,13 @@ pub(crate) struct InnerContainer {
 }
 
 impl InnerContainer {
+    /// What closing the string this container is inside leads to (see [`ValueCloses`]).
+    pub(crate) fn value_closes(&self) -> Option<ValueCloses<'_>> {
+        let mut values = Vec::new();
+        (self.value.string_values(&mut values) && values.len() <= ValueClose::BITS as usize)
+            .then_some(ValueCloses { values })
+    }
+
     /// Feeds one byte as [`DocumentMatcher::feed`] would inside the container: `NotMine` once
     /// the container is closed and the byte belongs to the document around it.
     pub(crate) fn feed(&mut self, graph: &Graph, b: u8) -> Step {
