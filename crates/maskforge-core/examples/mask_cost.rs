@@ -31,6 +31,11 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"id": 1, "#,
     ),
     (
+        "`properties` + `additionalProperties` schema, at a member's value",
+        r#"{"type": "object", "properties": {"id": {"type": "integer"}}, "additionalProperties": {"type": "string"}}"#,
+        r#"{"id": 1, "name": "#,
+    ),
+    (
         "`patternProperties`, inside a key",
         r#"{"type": "object", "patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": false}"#,
         r#"{"x"#,
@@ -138,6 +143,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let route = match cost.route {
             MaskRoute::Row => "row",
             MaskRoute::StringRows => "string rows + closing walk",
+            MaskRoute::ValueRows => "value rows + walk past the value",
             MaskRoute::TrieWalk => "trie walk",
             _ => "finished",
         };

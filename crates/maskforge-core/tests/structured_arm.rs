@@ -175,6 +175,9 @@ fn vocabulary() -> CompiledVocabulary {
         "\"xx\"}",
         "\"y\"}",
         " \"y\",",
+        "\"ok",
+        // A value, then whitespace its container takes.
+        "12 ",
     ] {
         tokens.push(t.as_bytes().to_vec());
     }
@@ -293,6 +296,12 @@ fn structured_masks_equal_reference_masks() {
             // Keys read on the pattern's automaton in a closed object: each key's close decides.
             r##"{"type": "object", "properties": {"ok.x": {"type": "null"}}, "patternProperties": {"^[^.#]+$": {"type": "object", "required": ["value"], "properties": {"value": {"type": ["number", "string"]}}, "additionalProperties": false}}, "additionalProperties": false, "minProperties": 2}"##,
             r#"{"ok": {"value": "x"}, "ok.x": null, "value": {"value": 1}}"#,
+        ),
+        (
+            // The second member must be the witness, a string of one character at most: at its
+            // value's start the witness' schema decides, not the member's.
+            r#"{"type": "object", "maxProperties": 2, "not": {"properties": {"ok": {}}, "additionalProperties": {"not": {"type": "string", "maxLength": 1}}}}"#,
+            r#"{"ok": 1, "value": "x"}"#,
         ),
         (
             r#"{"type": "object", "not": {"required": ["ok"], "properties": {"value": {"type": "integer"}}}}"#,

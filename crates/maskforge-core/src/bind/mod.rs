@@ -8,6 +8,7 @@
 mod closing;
 mod named_keys;
 mod rows;
+mod value_starts;
 mod walk;
 
 use std::collections::HashMap;
@@ -27,6 +28,7 @@ pub(crate) use closing::{KeyTailMemo, StringMemo};
 pub(crate) use rows::RowTable;
 
 use closing::{after_key_quote, AfterKeyQuote, FirstQuoteCloses, QuoteTails};
+use value_starts::ValueStarts;
 use walk::{KeyClosing, WalkState};
 
 /// How a session's mask is produced.
@@ -38,6 +40,10 @@ pub enum MaskRoute {
     /// Inside a string on the structured arm: precomputed rows decide the tokens that stay in
     /// the string, a walk of the tokens that close it decides the rest.
     StringRows,
+    /// Where a member's or item's value starts on the structured arm: precomputed rows per
+    /// value schema decide the tokens that stay inside the value, a walk of the tokens that go
+    /// past its end decides the rest.
+    ValueRows,
     /// A pruned walk of the token trie, stepping the structured matcher byte by byte.
     TrieWalk,
     /// After EOS: only EOS.
@@ -53,7 +59,8 @@ pub struct MaskCost {
     pub route: MaskRoute,
     /// Token-trie nodes the structured matcher was stepped through: the whole pruned walk under
     /// [`MaskRoute::TrieWalk`], the walk of the string-closing tokens under
-    /// [`MaskRoute::StringRows`]; 0 for [`MaskRoute::Row`] and [`MaskRoute::Finished`].
+    /// [`MaskRoute::StringRows`], of the tokens past the value under [`MaskRoute::ValueRows`]; 0
+    /// for [`MaskRoute::Row`] and [`MaskRoute::Finished`].
     pub trie_steps: usize,
 }
 
@@ -78,7 +85,7 @@ pub(crate) enum BoundKind {
     Regular { dfa: Arc<ByteDfa>, trie: Arc<TokenTrie>, rows: RowTable },
     /// Masks computed per step by walking the byte trie with the matcher, except inside
     /// strings, where precomputed rows serve every token that stays in the string.
-    Structured { program: Arc<StructuredProgram>, trie: Arc<TokenTrie>, strings: StringRows },
+    Structured { program: Arc<StructuredProgram>, trie: Arc<TokenTrie>, strings: StringRows, values: Box<ValueStarts> },
 }
 
 /// Inside a string, a token either stays in it (then only the string's automaton decides) or
@@ -267,6 +274,7 @@ impl BoundSchema {
                         key_tails: KeyTailMemo::default(),
                         shared: Arc::clone(&vocabulary.string_rows),
                     },
+                    values: Box::default(),
                 },
                 BindPolicy::Lazy,
             ),
@@ -405,10 +413,11 @@ impl BoundInner {
         memo: &Mutex<StringMemo>,
         out: &mut [u32],
     ) -> MaskCost {
-        let BoundKind::Structured { program, trie, strings } = &self.kind else {
+        let BoundKind::Structured { program, trie, strings, values } = &self.kind else {
             unreachable!("structured masks exist for structured schemas only")
         };
         let graph = &program.graph;
+        let slack = strings.longest_token;
         let mut trie_steps = 0;
         let route = match matcher.string_contexts(graph, strings.longest_token) {
             Some(contexts) => {
@@ -455,45 +464,69 @@ impl BoundInner {
                 }
                 MaskRoute::StringRows
             }
-            None => match matcher.finite_keys(graph) {
-                Some(keys) => {
-                    trie_steps += self.finite_key_mask(matcher, &keys, out);
-                    MaskRoute::StringRows
+            None => {
+                let value_rows = matcher
+                    .value_start(graph, slack)
+                    .and_then(|nodes| values.rows(graph, &self.vocabulary, trie, self.word_count, &nodes));
+                let finite_keys = || matcher.finite_keys(graph);
+                match value_rows.ok_or_else(finite_keys) {
+                    Ok(rows) => {
+                        out.copy_from_slice(&rows.inside);
+                        trie_steps += self.walk(&rows.beyond, WalkState::enter(graph, slack, matcher.clone()), out);
+                        MaskRoute::ValueRows
+                    }
+                    Err(Some(keys)) => {
+                        trie_steps += self.finite_key_mask(matcher, &keys, out);
+                        MaskRoute::StringRows
+                    }
+                    Err(None) => {
+                        // One pruned walk of the byte trie. The matcher is cloned at each node,
+                        // except inside strings, where the string's automaton alone decides until
+                        // it closes.
+                        out.fill(0);
+                        let closing = KeyClosing {
+                            memo: &strings.key_tails,
+                            tails: strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary)),
+                        };
+                        let start = WalkState::enter_closing(graph, slack, matcher.clone(), Some(closing));
+                        trie_steps += self.walk(trie, start, out);
+                        MaskRoute::TrieWalk
+                    }
                 }
-                None => {
-                    // One pruned walk of the byte trie. The matcher is cloned at each node, except
-                    // inside strings, where the string's automaton alone decides until it closes.
-                    out.fill(0);
-                    let slack = strings.longest_token;
-                    let closing = KeyClosing {
-                        memo: &strings.key_tails,
-                        tails: strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary)),
-                    };
-                    trie.walk_pruned_taking(
-                        WalkState::enter_closing(graph, slack, matcher.clone(), Some(closing)),
-                        |state, byte| state.refuses(graph, byte),
-                        |state, run| state.takes(run),
-                        |state, path, byte| {
-                            trie_steps += 1;
-                            state.step(graph, slack, path, byte)
-                        },
-                        |state, ids| {
-                            for &id in ids {
-                                let bytes = || self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
-                                if state.admits(graph, id, bytes) {
-                                    mask::set_bit(out, id);
-                                }
-                            }
-                        },
-                    );
-                    MaskRoute::TrieWalk
-                }
-            },
+            }
         };
         if matcher.is_accepting(graph) {
             self.set_eos(out);
         }
         MaskCost { route, trie_steps }
+    }
+
+    /// Walks `trie` from `start`, admitting into `out` the tokens the walk reaches alive.
+    /// Returns the trie nodes stepped.
+    fn walk(&self, trie: &TokenTrie, start: WalkState, out: &mut [u32]) -> usize {
+        let BoundKind::Structured { program, strings, .. } = &self.kind else {
+            unreachable!("structured masks exist for structured schemas only")
+        };
+        let (graph, slack) = (&program.graph, strings.longest_token);
+        let mut steps = 0;
+        trie.walk_pruned_taking(
+            start,
+            |state, byte| state.refuses(graph, byte),
+            |state, run| state.takes(run),
+            |state, path, byte| {
+                steps += 1;
+                state.step(graph, slack, path, byte)
+            },
+            |state, ids| {
+                for &id in ids {
+                    let bytes = || self.vocabulary.token_bytes(id).expect("trie tokens have bytes");
+                    if state.admits(graph, id, bytes) {
+                        mask::set_bit(out, id);
+                    }
+                }
+            },
+        );
+        steps
     }
 
     /// What the closing-token routes read: the schema graph, the longest token's length and the

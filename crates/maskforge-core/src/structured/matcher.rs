@@ -15,6 +15,7 @@ use super::unique::{self, Canon};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::schema::strings::{LengthRange, StringSyntax};
+use crate::vocabulary::Run;
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
@@ -287,6 +288,42 @@ impl Value {
                         && children_take_whitespace(a.tracks.iter().map(|t| t.child.as_deref()))
                 }
                 ArrayPhase::Closed => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The schemas of the value about to start in the containers at the leaves of this value,
+    /// into `out`, when the containers on the way hand bytes on to their tracks' values and
+    /// those containers start it on one schema per track: no `contains` deciding how the item is
+    /// read, no `uniqueItems` comparing it. A track then survives the value's bytes exactly
+    /// while its value does (a witness or `contains` probe reading it too drops out on its own),
+    /// and a container while one of its tracks does: a token that stays inside the value is
+    /// taken exactly when some schema's value takes it alone.
+    fn value_start_nodes(&self, graph: &Graph, out: &mut Vec<NodeId>) -> bool {
+        match self {
+            Value::Object(o) => match o.phase {
+                ObjectPhase::InValue => {
+                    o.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.value_start_nodes(graph, out)))
+                }
+                ObjectPhase::AfterColon => {
+                    let key = o.key.value();
+                    out.extend(o.tracks.iter().map(|t| t.value_schema(graph, key)));
+                    true
+                }
+                _ => false,
+            },
+            Value::Array(a) if a.keeps_text || a.tracks.iter().any(|t| t.seen.is_some()) => false,
+            Value::Array(a) => match a.phase {
+                ArrayPhase::InItem => {
+                    a.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.value_start_nodes(graph, out)))
+                }
+                // The comma kept the tracks with an item left.
+                ArrayPhase::AfterComma if a.tracks.iter().all(|t| t.shape(graph).contains.is_none()) => {
+                    out.extend(a.tracks.iter().map(|t| t.shape(graph).item(t.count)));
+                    true
+                }
+                _ => false,
             },
             _ => false,
         }
@@ -1040,6 +1077,14 @@ impl ObjectTrack {
         &graph.node(self.node).objects[self.shape as usize]
     }
 
+    /// The schema the member of `key` is read on: the witness' (with the member's) when the
+    /// member must serve as the witness, else the member's.
+    fn value_schema(&self, graph: &Graph, key: &str) -> NodeId {
+        let shape = self.shape(graph);
+        let witness = shape.witnesses.first().filter(|_| self.pending && self.serving);
+        witness.and_then(|w| w.serving(key)).unwrap_or_else(|| shape.value_schema(key))
+    }
+
     /// See [`Value::open_ended`]: the current member, or a further one, has infinitely many
     /// values (or keys). Tracks with a witness still to come are left to the search: there
     /// which value a member takes matters.
@@ -1461,13 +1506,9 @@ impl ObjectValue {
                 let key = std::mem::take(&mut self.key).value().to_string();
                 let mut started = Vec::new();
                 self.tracks.retain_mut(|t| {
-                    let shape = t.shape(graph);
-                    let witness = shape.witnesses.first().filter(|_| t.pending);
+                    let node = t.value_schema(graph, &key);
+                    let witness = t.shape(graph).witnesses.first().filter(|_| t.pending);
                     let serving = witness.and_then(|w| w.serving(&key));
-                    let node = match serving.filter(|_| t.serving) {
-                        Some(node) => node,
-                        None => shape.value_schema(&key),
-                    };
                     let child = start_shared(graph, node, b, &mut started);
                     let ok = child.is_some();
                     t.child = Some(child.unwrap_or_else(|| Arc::new(Value::Start(node))));
@@ -1979,6 +2020,42 @@ impl ArrayValue {
         } else {
             Step::Consumed
         }
+    }
+}
+
+/// A member's or item's value read alone, from its container's side of the value's start: the
+/// whitespace before it, then the value on one schema, whose bytes its container only hands on
+/// (see [`DocumentMatcher::value_start`]).
+#[derive(Clone)]
+pub(crate) struct LoneValue(Value);
+
+impl LoneValue {
+    pub(crate) fn new(node: NodeId) -> LoneValue {
+        LoneValue(Value::Start(node))
+    }
+
+    /// True only when [`LoneValue::feed`] would surely return `Rejected` (see
+    /// [`Value::refuses`]).
+    pub(crate) fn refuses(&self, graph: &Graph, b: u8) -> bool {
+        !(matches!(self.0, Value::Start(_)) && is_ws(b)) && self.0.refuses(graph, b)
+    }
+
+    /// True only when [`LoneValue::feed`] takes every nonempty `run` of bytes from here: the
+    /// whitespace before the value, digits inside a number whose constraints cannot end them.
+    pub(crate) fn takes(&self, run: Run) -> bool {
+        match (&self.0, run) {
+            (Value::Start(_), Run::Whitespace) => true,
+            (Value::Number(numbers), Run::Digits) => numbers.iter().any(NumberMatcher::takes_any_digits),
+            _ => false,
+        }
+    }
+
+    /// Feeds one byte: `NotMine` once the value is complete and the byte is not its own.
+    pub(crate) fn feed(&mut self, graph: &Graph, b: u8) -> Step {
+        if matches!(self.0, Value::Start(_)) && is_ws(b) {
+            return Step::Consumed;
+        }
+        self.0.feed(graph, b)
     }
 }
 
@@ -2596,6 +2673,27 @@ impl DocumentMatcher {
             }
         }
         inner
+    }
+
+    /// When the innermost containers are about to start a member's value (after the colon) or
+    /// an item after a comma, and only the value's schemas decide the tokens that stay inside
+    /// it: the schema each of their tracks reads it on, sorted, without repeats (see
+    /// [`Value::value_start_nodes`], [`LoneValue`]). Also whitespace runs must be unbounded,
+    /// and no token of at most `slack` bytes may reach the nesting limit.
+    pub(crate) fn value_start(&self, graph: &Graph, slack: u64) -> Option<Vec<NodeId>> {
+        if self.max_whitespace.is_some()
+            || self.nesting.in_string
+            || u64::from(self.nesting.depth).saturating_add(slack) > u64::from(MAX_INSTANCE_DEPTH)
+        {
+            return None;
+        }
+        let mut nodes = Vec::new();
+        if !self.started || self.trailing || !self.value.value_start_nodes(graph, &mut nodes) {
+            return None;
+        }
+        nodes.sort_unstable();
+        nodes.dedup();
+        (!nodes.is_empty()).then_some(nodes)
     }
 
     /// When the matcher is inside a key whose every track, in every object reading it, takes

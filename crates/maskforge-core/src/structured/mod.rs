@@ -24,7 +24,7 @@ use crate::schema::SchemaDocument;
 
 pub(crate) use graph::{Graph, NodeId};
 pub(crate) use matcher::{
-    feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, Step, ValueClose, ValueCloses,
+    feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, LoneValue, Step, ValueClose, ValueCloses,
 };
 
 /// A compiled structured schema.
