@@ -211,10 +211,37 @@ impl Value {
                 ObjectPhase::InValue => o.tracks.iter().find_map(|t| t.child.as_deref()?.open_string_track(graph)),
                 _ => None,
             },
-            // Under `uniqueItems` an item may run out of unseen values: such tracks are left to
-            // the other routes.
+            // Under `uniqueItems` an item may run out of unseen values: it must keep infinitely
+            // many completions whatever the string reads next.
+            Value::Array(a) if a.phase == ArrayPhase::InItem => a.tracks.iter().find_map(|t| match t.seen {
+                None => t.child.as_deref()?.open_string_track(graph),
+                Some(_) => t.child.as_deref()?.open_string_track_throughout(graph),
+            }),
+            _ => None,
+        }
+    }
+
+    /// [`Value::open_string_track`], where the track reading the unconstrained string also
+    /// keeps infinitely many completions whatever the string reads next (an item compared with
+    /// the items before it then always has an unseen one).
+    fn open_string_track_throughout(&self, graph: &Graph) -> Option<StateId> {
+        match self {
+            Value::Leaf { .. } => {
+                self.open_string_track(graph).filter(|_| self.open_ended(graph, OpenStrings::Throughout))
+            }
+            Value::Object(o) => match o.phase {
+                ObjectPhase::InKey => o
+                    .tracks
+                    .iter()
+                    .any(|t| t.takes_any_key(graph) && t.open_ended(graph, o.phase, OpenStrings::Throughout))
+                    .then_some(o.key_text),
+                ObjectPhase::InValue => {
+                    o.tracks.iter().find_map(|t| t.child.as_deref()?.open_string_track_throughout(graph))
+                }
+                _ => None,
+            },
             Value::Array(a) if a.phase == ArrayPhase::InItem => {
-                a.tracks.iter().filter(|t| t.seen.is_none()).find_map(|t| t.child.as_deref()?.open_string_track(graph))
+                a.tracks.iter().find_map(|t| t.child.as_deref()?.open_string_track_throughout(graph))
             }
             _ => None,
         }
