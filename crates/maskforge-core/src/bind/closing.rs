@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use super::walk::WalkState;
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::mask;
-use crate::structured::{DocumentMatcher, Graph, NodeId};
+use crate::structured::{DocumentMatcher, Graph, NodeId, ValueClose};
 use crate::vocabulary::{TokenId, TokenTrie, Vocabulary};
 
 /// The vocabulary's tokens that hold a `"`, by the bytes after their first one.
@@ -132,6 +132,10 @@ pub(crate) struct StringMemo {
     /// For each state a closing quote leads to, the tokens whose bytes after the quote the
     /// matcher reads (`None`: the matcher refuses the close); single-automaton strings only.
     admitted: Vec<(StateId, Option<Arc<Vec<u32>>>)>,
+    /// For each outcome of a close (see [`ValueCloses`](crate::structured::ValueCloses)), the
+    /// tokens whose bytes after the quote the matcher reads; strings that tracks read on
+    /// different automata.
+    pub(crate) value_tails: Vec<(ValueClose, Option<Arc<Vec<u32>>>)>,
     /// Whole masks by the tracks' states.
     masks: Vec<(Vec<StateId>, Box<[u32]>)>,
 }

@@ -21,7 +21,7 @@ use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
 use crate::options::BindPolicy;
 use crate::session::Session;
-use crate::structured::{DocumentMatcher, FiniteKey, KeyCloses, StructuredProgram, ValueClose, ValueCloses};
+use crate::structured::{DocumentMatcher, FiniteKey, KeyCloses, StructuredProgram, ValueCloses};
 use crate::vocabulary::{CompiledVocabulary, Descend, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use closing::{KeyTailMemo, StringMemo};
@@ -443,7 +443,8 @@ impl BoundInner {
                     out.copy_from_slice(&split.inside);
                     trie_steps += self.close_forgetting(matcher, &split, string, *state, &mut memo, out);
                 } else if let Some(closes) = matcher.value_closes() {
-                    trie_steps += self.close_values(matcher, &closes, &contexts, out);
+                    let memo = forgotten.is_some().then_some(&mut *memo);
+                    trie_steps += self.close_values(matcher, &closes, &contexts, memo, out);
                 } else {
                     out.fill(0);
                     for &(string, state) in &contexts {
@@ -756,6 +757,7 @@ impl BoundInner {
         matcher: &DocumentMatcher,
         closes: &ValueCloses,
         contexts: &[(&Arc<ByteDfa>, StateId)],
+        mut memo: Option<&mut StringMemo>,
         out: &mut [u32],
     ) -> usize {
         let BoundKind::Structured { strings, .. } = &self.kind else {
@@ -763,8 +765,10 @@ impl BoundInner {
         };
         let (graph, slack, tails) = self.closing_parts();
         let mut steps = 0;
-        // The tails each outcome admits, as a mask (`None`: the matcher refuses the close).
-        let mut answers: Vec<(ValueClose, Option<Vec<u32>>)> = Vec::new();
+        // The tails each outcome admits, as a mask (`None`: the matcher refuses the close). The
+        // matcher after a close depends on the outcome alone, so the session keeps these
+        // answers while its tokens stay inside the string.
+        let mut answers = memo.as_mut().map_or_else(Vec::new, |memo| std::mem::take(&mut memo.value_tails));
         out.fill(0);
         for &(string, state) in contexts {
             let split = self.string_split(strings, string, state);
@@ -786,7 +790,7 @@ impl BoundInner {
                         let closed = after.feed_all(graph, &group.content) && after.feed(graph, b'"');
                         debug_assert!(closed, "a close that completes a track's value keeps the matcher alive");
                         let answer = closed.then(|| tails.admitted(graph, slack, after, self.word_count, &mut steps));
-                        answers.push((outcome, answer));
+                        answers.push((outcome, answer.map(Arc::new)));
                         &answers[answers.len() - 1].1
                     }
                 };
@@ -800,6 +804,9 @@ impl BoundInner {
             if split.late.node_count() > 1 {
                 steps += self.walk_closing(&split.late, matcher, (string, state), None, out);
             }
+        }
+        if let Some(memo) = memo {
+            memo.value_tails = answers;
         }
         steps
     }
