@@ -157,8 +157,10 @@ impl<'a> Resume<'a> {
         path: &[u8],
         byte: u8,
     ) -> Result<Option<WalkState<'a>>, ()> {
-        let outcome = || self.inner.value_closes()?.close(graph, &path[self.depth..]);
-        let (Some(memo), b'"', Some(outcome)) = (&self.closes, byte, outcome()) else {
+        let memo = self.closes.as_ref().filter(|_| byte == b'"');
+        let Some((memo, outcome)) =
+            memo.and_then(|memo| Some((memo, self.inner.value_closes()?.close(graph, &path[self.depth..])?)))
+        else {
             return self.replay(graph, slack, entry, path, byte);
         };
         if let Some((_, walk)) = memo.answers.borrow().iter().find(|(known, _)| *known == outcome) {
