@@ -2278,7 +2278,15 @@ pub(crate) struct ValueCloses<'m> {
 /// close is refused.
 pub(crate) type ValueClose = u64;
 
-impl ValueCloses<'_> {
+impl<'m> ValueCloses<'m> {
+    /// The closes of the string `value` is inside, when its containers read it through its
+    /// string values alone (see [`Value::string_values`]) and they are few enough to name by bits.
+    fn of(value: &'m Value) -> Option<ValueCloses<'m>> {
+        let mut values = Vec::new();
+        (value.string_values(&mut values) && values.len() <= ValueClose::BITS as usize)
+            .then_some(ValueCloses { values })
+    }
+
     /// The outcome of `content` then a closing quote; `None` when the quote does not close
     /// every value that reads the content (the caller then feeds such tokens whole).
     pub(crate) fn close(&self, graph: &Graph, content: &[u8]) -> Option<ValueClose> {
@@ -2394,9 +2402,7 @@ pub(crate) struct InnerContainer {
 impl InnerContainer {
     /// What closing the string this container is inside leads to (see [`ValueCloses`]).
     pub(crate) fn value_closes(&self) -> Option<ValueCloses<'_>> {
-        let mut values = Vec::new();
-        (self.value.string_values(&mut values) && values.len() <= ValueClose::BITS as usize)
-            .then_some(ValueCloses { values })
+        ValueCloses::of(&self.value)
     }
 
     /// Feeds one byte as [`DocumentMatcher::feed`] would inside the container: `NotMine` once
@@ -2790,9 +2796,7 @@ impl DocumentMatcher {
         if self.trailing || !self.started {
             return None;
         }
-        let mut values = Vec::new();
-        (self.value.string_values(&mut values) && values.len() <= ValueClose::BITS as usize)
-            .then_some(ValueCloses { values })
+        ValueCloses::of(&self.value)
     }
 
     /// See [`Value::string_context`].
