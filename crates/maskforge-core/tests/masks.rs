@@ -116,9 +116,13 @@ fn fast_masks_equal_reference_masks_under_the_generation_policies() {
     let vocabulary = CompiledVocabulary::try_from(Arc::new(small_vocabulary())).unwrap();
     let open = r#"{"type": "object", "properties": {"ok": {"type": "boolean"}, "name": {"type": "string"}},
         "required": ["name"], "patternProperties": {"^t": {"type": "array"}}}"#;
+    // A required name only a pattern admits: in declared order it follows the declared ones.
+    let pattern_named = r#"{"type": "object", "properties": {"ok": {"type": "boolean"}, "name": {"type": "string"}},
+        "required": ["ab", "ac", "name"], "patternProperties": {"^a(b|c)$": {"type": "integer"}}, "additionalProperties": false}"#;
     let cases = [
         (SCHEMAS[0], "{\"name\": \"a  b\", \"ok\": true}"),
         (open, "{\"ok\": true, \"name\": \" \", \"tags\": [1, \"x\"]}"),
+        (pattern_named, "{\"ok\": false, \"name\": \"x\", \"ac\": 2, \"ab\": 1}"),
     ];
     for options in [
         CompilerOptions::default().with_max_json_whitespace(Some(1)),
@@ -241,6 +245,16 @@ mod real_tokenizers {
         (
             r#"{"type": "object", "additionalProperties": {"type": "object", "required": ["type"], "anyOf": [{"properties": {"type": {"const": "dapr.v0"}, "n": {"type": "integer"}}, "additionalProperties": false}, {"properties": {"type": {"enum": ["dapr.component", "dapr.x"]}, "s": {"type": "string"}}, "required": ["s"], "additionalProperties": false}, {"properties": {"type": {"type": "string", "maxLength": 300}}, "propertyNames": {"maxLength": 4}}]}}"#,
             r#"{"a": {"n": 1, "type": "dapr.v0"}, "b": {"s": "q", "type": "dapr.x"}, "c": {"type": "dapr.\"q\"", "z": [1]}, "d": {"s": "", "type": "dapr.component"}}"#,
+        ),
+        // Required names that only a pattern admits (every key of that pattern is required),
+        // under `items`, and beside `properties` with `additionalProperties: false`.
+        (
+            r#"{"type": "array", "items": {"type": "object", "patternProperties": {"^(consumer|access_token)_(key|secret)$": {"type": "string", "minLength": 1}}, "required": ["consumer_key", "consumer_secret", "access_token_key", "access_token_secret"]}}"#,
+            r#"[{"consumer_key": "ck", "consumer_secret": "cs", "access_token_key": "ak", "access_token_secret": "as"}, {"access_token_secret": "x", "access_token_key": "y", "consumer_secret": "z", "consumer_key": "w", "note": null}]"#,
+        ),
+        (
+            r#"{"type": "object", "properties": {"options": {"type": "object", "properties": {"mode": {"enum": ["on", "off"]}}, "patternProperties": {"^bridge_(start|end)$": {"type": "integer", "minimum": 0}}, "additionalProperties": false, "required": ["bridge_start", "bridge_end"]}}, "required": ["options"]}"#,
+            r#"{"options": {"mode": "on", "bridge_end": 200, "bridge_start": 10}}"#,
         ),
         // Named keys under `required` and `maxProperties` (the key options of a track).
         (

@@ -435,29 +435,51 @@ fn structured_masks_equal_reference_masks() {
         ),
     ];
     for (schema, text) in cases {
-        let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();
-        let v = bound.vocabulary().clone();
-        let mut session = bound.start_session().unwrap();
-        let mut mask = vec![0u32; bound.mask_word_count()];
-        let text = text.as_bytes();
-        let mut at = 0;
-        loop {
-            session.write_mask(&mut mask).unwrap();
-            let reference = reference_mask(bound.executable(), &v, &text[..at]).unwrap();
-            assert_eq!(mask, reference, "{schema} after {:?}", String::from_utf8_lossy(&text[..at]));
-            if at == text.len() {
-                break;
-            }
-            let (id, len) = allowed_ids(&mask)
-                .into_iter()
-                .filter_map(|id| v.token_bytes(id).filter(|b| text[at..].starts_with(b)).map(|b| (id, b.len())))
-                .max_by_key(|&(_, len)| len)
-                .unwrap_or_else(|| panic!("{schema}: stuck after {:?}", String::from_utf8_lossy(&text[..at])));
-            session.advance(id).unwrap();
-            at += len;
-        }
-        assert!(session.is_accepting() && get_bit(&mask, v.eos_token_ids()[0]));
+        walk_with_reference(schema, &vocabulary, text);
     }
+}
+
+/// Walks `text` with the longest allowed token that spells the next bytes, comparing each mask
+/// with the reference mask; the text must be admitted to the end, EOS included.
+fn walk_with_reference(schema: &str, vocabulary: &CompiledVocabulary, text: &str) {
+    let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(vocabulary).unwrap();
+    let v = bound.vocabulary().clone();
+    let mut session = bound.start_session().unwrap();
+    let mut mask = vec![0u32; bound.mask_word_count()];
+    let text = text.as_bytes();
+    let mut at = 0;
+    loop {
+        session.write_mask(&mut mask).unwrap();
+        let reference = reference_mask(bound.executable(), &v, &text[..at]).unwrap();
+        assert_eq!(mask, reference, "{schema} after {:?}", String::from_utf8_lossy(&text[..at]));
+        if at == text.len() {
+            break;
+        }
+        let (id, len) = allowed_ids(&mask)
+            .into_iter()
+            .filter_map(|id| v.token_bytes(id).filter(|b| text[at..].starts_with(b)).map(|b| (id, b.len())))
+            .max_by_key(|&(_, len)| len)
+            .unwrap_or_else(|| panic!("{schema}: stuck after {:?}", String::from_utf8_lossy(&text[..at])));
+        session.advance(id).unwrap();
+        at += len;
+    }
+    assert!(session.is_accepting() && get_bit(&mask, v.eos_token_ids()[0]), "{schema}: {text:?} not accepted");
+}
+
+/// Whether the masks let `text` through byte by byte (single-byte tokens), then EOS.
+fn admitted_by_masks(schema: &str, vocabulary: &CompiledVocabulary, text: &str) -> bool {
+    let bound = Compiler::without_cache().compile_json_schema(schema).unwrap().bind(vocabulary).unwrap();
+    let mut session = bound.start_session().unwrap();
+    let mut mask = vec![0u32; bound.mask_word_count()];
+    for &byte in text.as_bytes() {
+        session.write_mask(&mut mask).unwrap();
+        if !get_bit(&mask, u32::from(byte)) {
+            return false;
+        }
+        session.advance(u32::from(byte)).unwrap();
+    }
+    session.write_mask(&mut mask).unwrap();
+    get_bit(&mask, bound.vocabulary().eos_token_ids()[0])
 }
 
 #[test]
@@ -790,6 +812,131 @@ fn pattern_properties_never_admit_a_key_that_cannot_be_completed() {
     let enough = r#"{"type": "object", "patternProperties": {"^[abc]$": true}, "additionalProperties": false, "minProperties": 3}"#;
     check(enough, &[r#"{"a":1,"c":2,"b":3}"#], &[r#"{"a":1,"b":2}"#]);
     assert!(!live(enough, r#"{"a":1,"b":2}"#) && live(enough, r#"{"a":1,"b":2,"#));
+}
+
+/// Required names that no `properties` entry declares take their schema from the patterns that
+/// match them, even where those names are every key a pattern admits.
+#[test]
+fn required_names_that_only_patterns_admit() {
+    let vocabulary = vocabulary();
+    let one = r#"{"type": "object", "patternProperties": {"^(a|b)$": {"type": "string"}}, "required": ["a", "b"]}"#;
+    let cases: Vec<(String, Vec<&str>, Vec<&str>)> = vec![
+        // One pattern, open and closed.
+        (
+            one.to_string(),
+            vec![r#"{"a": "x", "b": "y"}"#, r#"{"b":"y","c":[1],"a":"x"}"#, r#"{"\u0061": "x", "b": ""}"#],
+            vec![r#"{"a": "x"}"#, r#"{"a": 1, "b": "y"}"#, r#"{"a": "x", "b": null}"#, "{}", r#"{"a":"x","a":"y"}"#],
+        ),
+        (
+            one.replace(r#""required""#, r#""additionalProperties": false, "required""#),
+            vec![r#"{"a": "x", "b": "y"}"#, r#"{"b":"","a":"x"}"#],
+            vec![r#"{"a": "x", "b": "y", "c": 1}"#, r#"{"a": "x"}"#, r#"{"a": "x", "b": 2}"#],
+        ),
+        // Overlapping patterns: a name takes the schema of every pattern that matches it.
+        (
+            r#"{"patternProperties": {"^(a|b)$": {"type": "integer"}, "^a$": {"minimum": 3}}, "required": ["a"], "additionalProperties": false}"#.to_string(),
+            vec![r#"{"a": 3}"#, r#"{"b": 1, "a": 4}"#, "[]"],
+            vec![r#"{"a": 2}"#, r#"{"a": 3.5}"#, r#"{"b": 1}"#, r#"{"a": 3, "c": 1}"#, "{}"],
+        ),
+        // A pattern beside `properties` and `additionalProperties: false` (a real schema's shape).
+        (
+            r#"{"type": "object", "properties": {"mode": {"enum": ["on", "off"]}}, "patternProperties": {"^bridge_(start|end)$": {"type": "integer", "minimum": 0}}, "additionalProperties": false, "required": ["bridge_start", "bridge_end", "mode"]}"#.to_string(),
+            vec![r#"{"bridge_start": 1, "bridge_end": 20, "mode": "on"}"#, r#"{"mode":"off","bridge_end":0,"bridge_start":0}"#],
+            vec![r#"{"bridge_start": 1, "mode": "on"}"#, r#"{"bridge_start": -1, "bridge_end": 2, "mode": "on"}"#, r#"{"bridge_start": 1, "bridge_end": 2, "mode": "on", "bridge_mid": 1}"#],
+        ),
+        // A name that both `properties` and a pattern read, beside one only the pattern reads.
+        (
+            r#"{"properties": {"a": {"maxLength": 1}}, "patternProperties": {"^(a|b)$": {"type": "string"}}, "required": ["a", "b"], "additionalProperties": false}"#.to_string(),
+            vec![r#"{"a": "x", "b": "yy"}"#],
+            vec![r#"{"a": "xx", "b": "y"}"#, r#"{"a": 1, "b": "y"}"#, r#"{"a": "x", "b": 1}"#],
+        ),
+        // Under `items`, an account list whose required keys come from one pattern.
+        (
+            r#"{"type": "array", "items": {"type": "object", "patternProperties": {"^(consumer|access_token)_(key|secret)$": {"type": "string", "minLength": 1}}, "required": ["consumer_key", "consumer_secret"], "additionalProperties": false}}"#.to_string(),
+            vec![r#"[{"consumer_key": "k", "consumer_secret": "s"}, {"access_token_key": "t", "consumer_secret": "u", "consumer_key": "v"}]"#, "[]"],
+            vec![r#"[{"consumer_key": "k"}]"#, r#"[{"consumer_key": "", "consumer_secret": "s"}]"#],
+        ),
+        // Under `propertyNames`: the name must be a name it admits.
+        (
+            r#"{"type": "object", "propertyNames": {"maxLength": 2}, "patternProperties": {"^(a|bb|ccc)$": {"type": "string"}}, "required": ["bb"]}"#.to_string(),
+            vec![r#"{"bb": "x"}"#, r#"{"a": "", "bb": "x", "z": 1}"#],
+            vec![r#"{"bb": 1}"#, r#"{"a": "x"}"#, r#"{"bb": "x", "ccc": "y"}"#],
+        ),
+        // Counts: minProperties needs the other pattern key too; maxProperties leaves no room.
+        (
+            r#"{"type": "object", "patternProperties": {"^(a|b)$": {}}, "additionalProperties": false, "required": ["a"], "minProperties": 2}"#.to_string(),
+            vec![r#"{"a": 1, "b": 2}"#, r#"{"b": [], "a": null}"#],
+            vec![r#"{"a": 1}"#, r#"{"b": 1}"#, r#"{"a": 1, "c": 2}"#],
+        ),
+        (
+            r#"{"type": "object", "patternProperties": {"^(a|b)$": {"type": "integer"}}, "required": ["a"], "maxProperties": 1}"#.to_string(),
+            vec![r#"{"a": 1}"#],
+            vec![r#"{"a": 1, "b": 2}"#, r#"{"b": 2}"#, r#"{"a": "x"}"#],
+        ),
+        // Inside `oneOf` and `anyOf` branches of different kinds.
+        (
+            r#"{"oneOf": [{"type": "object", "patternProperties": {"^(a|b)$": {"type": "string"}}, "required": ["a"], "additionalProperties": false}, {"type": "array"}]}"#.to_string(),
+            vec![r#"{"a": "x"}"#, r#"{"b": "y", "a": "x"}"#, "[1]"],
+            vec![r#"{"b": "y"}"#, r#"{"a": 1}"#, "1"],
+        ),
+        (
+            r#"{"anyOf": [{"patternProperties": {"^(a|b)$": {"type": "string"}}, "required": ["a"]}, {"patternProperties": {"^(a|b)$": {"type": "integer"}}, "required": ["b"]}], "type": "object"}"#.to_string(),
+            vec![r#"{"a": "x"}"#, r#"{"b": 1}"#, r#"{"a": "x", "b": "y"}"#],
+            vec![r#"{"a": 1}"#, r#"{"b": "y"}"#, r#"{"a": "x", "b": 1}"#, "{}"],
+        ),
+        // Through `allOf`: a required name in one schema object, its pattern in another.
+        (
+            r#"{"allOf": [{"required": ["a"]}, {"patternProperties": {"^(a|b)$": {"type": "null"}}, "additionalProperties": false}]}"#.to_string(),
+            vec![r#"{"a": null}"#, r#"{"a": null, "b": null}"#],
+            vec![r#"{"a": 1}"#, r#"{"b": null}"#],
+        ),
+        // The other places that gather the names an object may have: dependencies,
+        // `unevaluatedProperties`, items compared by `uniqueItems`.
+        (
+            r#"{"type": "object", "patternProperties": {"^(a|b)$": {"type": "string"}}, "additionalProperties": false, "dependentRequired": {"a": ["b"]}, "dependentSchemas": {"b": {"required": ["a"]}}}"#.to_string(),
+            vec![r#"{"a": "x", "b": "y"}"#, "{}"],
+            vec![r#"{"a": "x"}"#, r#"{"b": "y"}"#, r#"{"a": "x", "b": 1}"#],
+        ),
+        (
+            r#"{"type": "object", "patternProperties": {"^(a|b)$": {"type": "string"}}, "required": ["a", "b"], "unevaluatedProperties": false}"#.to_string(),
+            vec![r#"{"a": "x", "b": "y"}"#],
+            vec![r#"{"a": "x", "b": "y", "c": 1}"#, r#"{"a": "x"}"#],
+        ),
+        (
+            r#"{"type": "object", "allOf": [{"patternProperties": {"^(a|b)$": {"type": "string"}}}], "required": ["a"], "unevaluatedProperties": {"type": "integer"}}"#.to_string(),
+            vec![r#"{"a": "x"}"#, r#"{"a": "x", "c": 1}"#],
+            vec![r#"{"a": 1}"#, r#"{"a": "x", "c": "y"}"#],
+        ),
+        (
+            r#"{"type": "array", "uniqueItems": true, "items": {"type": "object", "patternProperties": {"^(a|b)$": {"type": "string"}}, "required": ["a", "b"]}}"#.to_string(),
+            vec![r#"[{"a": "x", "b": "y"}, {"b": "y", "a": "z"}]"#],
+            vec![r#"[{"a": "x", "b": "y"}, {"b": "y", "a": "x"}]"#, r#"[{"a": "x"}]"#],
+        ),
+    ];
+    for (schema, accepted, refused) in &cases {
+        check(schema, accepted, refused);
+        for text in accepted {
+            walk_with_reference(schema, &vocabulary, text);
+            assert!(admitted_by_masks(schema, &vocabulary, text), "{schema}: masks refuse {text}");
+        }
+        for text in refused {
+            assert!(!admitted_by_masks(schema, &vocabulary, text), "{schema}: masks admit {text}");
+        }
+    }
+    // The first byte of a valid instance is never refused, and a required name stays live.
+    assert!(live(one, r#"{"a": "x", "#) && live(one, r#"{"a": "x", "b"#) && !live(one, r#"{"a": "x"}"#));
+    // Required names that no pattern lets occur still make objects impossible.
+    for schema in [
+        r#"{"type": "object", "propertyNames": {"maxLength": 2}, "patternProperties": {"^(a|ccc)$": {}}, "required": ["ccc"]}"#,
+        r#"{"type": "object", "patternProperties": {"^(a|b)$": false}, "required": ["a"]}"#,
+        r#"{"type": "object", "patternProperties": {"^(a|b)$": {}}, "required": ["a", "b"], "maxProperties": 1}"#,
+        r#"{"type": "object", "patternProperties": {"^(a|b)$": {"type": "string"}, "^a$": {"type": "integer"}}, "required": ["a"]}"#,
+    ] {
+        match Compiler::without_cache().compile_json_schema(schema) {
+            Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::UnsatisfiableSchema, "{schema}"),
+            other => panic!("{schema}: {other:?}"),
+        }
+    }
 }
 
 #[test]

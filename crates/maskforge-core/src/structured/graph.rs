@@ -306,8 +306,9 @@ pub(crate) struct PatternKeys {
     /// this many code points (`names` is then `None`). Only on shapes without patterns, where
     /// every valid prefix has infinitely many pattern completions beside any seen keys.
     pub(crate) key_syntax: Option<u64>,
-    /// Schema of each signature some unnamed key has (a few hundred at most, looked up for
-    /// every key a mask closes: ordered rather than hashed).
+    /// Schema of each signature some unnamed key or some required name outside `properties`
+    /// has (a few hundred at most, looked up for every key a mask closes: ordered rather than
+    /// hashed).
     pub(crate) signatures: BTreeMap<u64, NodeId>,
     /// Keys of each signature, as decoded UTF-8, named keys removed.
     languages: Vec<(u64, ByteDfa)>,
@@ -1125,19 +1126,25 @@ impl Graph {
                 }
             }
         }
+        // A required name outside `properties` takes the schema of its signature too, even where
+        // the named keys are all that signature has (`"^(a|b)$"` with `"required": ["a", "b"]`).
+        let required_unnamed: Vec<&String> =
+            shape.required.iter().filter(|k| !shape.properties.contains_key(*k)).collect();
         let mut signatures = BTreeMap::new();
         let mut counts = Vec::new();
         for (sig, language) in &languages {
             let named_here = named.iter().filter(|k| language.matches(k.as_bytes())).count() as u64;
             let count = language.language_size().map(|n| n.saturating_sub(named_here));
-            if count == Some(0) {
+            if count != Some(0) {
+                counts.push((*sig, count));
+            } else if !required_unnamed.iter().any(|k| language.matches(k.as_bytes())) {
                 continue;
             }
-            counts.push((*sig, count));
             let node = self.all(shape.signature_operands(*sig));
             signatures.insert(*sig, node);
         }
-        languages.retain(|(sig, _)| signatures.contains_key(sig));
+        // Only signatures with unnamed keys make the unnamed key languages.
+        languages.retain(|(sig, _)| counts.iter().any(|(s, _)| s == sig));
         Ok(PatternKeys {
             names,
             key_syntax,
