@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::mask;
 use crate::structured::{Graph, LoneValue, NodeId, Step};
-use crate::vocabulary::{TokenId, TokenTrie, Vocabulary};
+use crate::vocabulary::{Run, TokenId, TokenTrie, Vocabulary};
 
 /// Bytes of value-start rows a bound schema keeps, each a mask of the vocabulary's size (16 KiB
 /// for Llama-3's): past them, value starts not met yet are walked whole.
@@ -117,7 +117,11 @@ impl ValueStarts {
         trie.walk_pruned_taking(
             Reading::Value(LoneValue::new(node)),
             |state, b| matches!(state, Reading::Value(value) if value.refuses(graph, b)),
-            |state, run| matches!(state, Reading::Value(value) if value.takes(run)),
+            |state, run| match (state, run) {
+                (Reading::Value(value), Run::Whitespace) => value.takes_any_whitespace(),
+                (Reading::Value(value), Run::Digits) => value.takes_any_digits(),
+                _ => false,
+            },
             |state, _, b| match state {
                 Reading::Beyond => Some(Reading::Beyond),
                 Reading::Value(mut value) => match value.feed(graph, b) {

@@ -15,7 +15,6 @@ use super::unique::{self, Canon};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::schema::strings::{LengthRange, StringSyntax};
-use crate::vocabulary::Run;
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
@@ -2067,14 +2066,16 @@ impl LoneValue {
         !(matches!(self.0, Value::Start(_)) && is_ws(b)) && self.0.refuses(graph, b)
     }
 
-    /// True only when [`LoneValue::feed`] takes every nonempty `run` of bytes from here: the
-    /// whitespace before the value, digits inside a number whose constraints cannot end them.
-    pub(crate) fn takes(&self, run: Run) -> bool {
-        match (&self.0, run) {
-            (Value::Start(_), Run::Whitespace) => true,
-            (Value::Number(numbers), Run::Digits) => numbers.iter().any(NumberMatcher::takes_any_digits),
-            _ => false,
-        }
+    /// True only when [`LoneValue::feed`] takes every nonempty run of JSON whitespace from here
+    /// (before the value).
+    pub(crate) fn takes_any_whitespace(&self) -> bool {
+        matches!(self.0, Value::Start(_))
+    }
+
+    /// True only when [`LoneValue::feed`] takes every nonempty run of ASCII digits from here
+    /// (inside a number whose constraints cannot end them).
+    pub(crate) fn takes_any_digits(&self) -> bool {
+        matches!(&self.0, Value::Number(numbers) if numbers.iter().any(NumberMatcher::takes_any_digits))
     }
 
     /// Feeds one byte: `NotMine` once the value is complete and the byte is not its own.
