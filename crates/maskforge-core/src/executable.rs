@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::compile_stack::on_compile_stack;
+pub use crate::compile_stack::COMPILE_STACK_BYTES;
 use crate::error::{DiagnosticCode, Error, Result};
 use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
@@ -21,10 +23,6 @@ pub(crate) enum Backend {
     /// A pushdown matcher over the schema graph.
     Structured(Arc<StructuredProgram>),
 }
-
-/// Stack of the thread a compilation runs on (reserved address space; pages are touched only
-/// as deep as the schema goes).
-pub const COMPILE_STACK_BYTES: usize = 64 << 20;
 
 impl ExecutableSchema {
     /// Compiles a parsed schema document. Schemas whose language is regular become one DFA;
@@ -176,18 +174,6 @@ impl Matcher<'_> {
             MatcherInner::Structured { dead, .. } => *dead,
         }
     }
-}
-
-/// Runs `compile` on a thread of its own with [`COMPILE_STACK_BYTES`] of stack (or on the
-/// caller's, when no thread can be had: a sandbox, say).
-pub(crate) fn on_compile_stack<T: Send>(compile: impl Fn() -> T + Sync) -> T {
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new().name("maskforge-compile".into()).stack_size(COMPILE_STACK_BYTES);
-        match worker.spawn_scoped(scope, &compile) {
-            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => compile(),
-        }
-    })
 }
 
 /// Whether some schema object of the document reads objects open to further keys or keys by

@@ -16,9 +16,9 @@ use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
 
 /// Compiles a whole document: `ws value ws`, determinised and minimised. Runs on a thread with
-/// the compilation stack ([`crate::executable::COMPILE_STACK_BYTES`]), whatever thread calls it.
+/// the compilation stack ([`crate::compile_stack::COMPILE_STACK_BYTES`]), whatever thread calls it.
 pub fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<ByteDfa> {
-    crate::executable::on_compile_stack(|| compile_on_this_stack(document, options))
+    crate::compile_stack::on_compile_stack(|| compile_on_this_stack(document, options))
 }
 
 /// [`compile_document`] on the caller's stack.
