@@ -40,6 +40,8 @@
 
 pub mod automata;
 pub mod bind;
+mod cache;
+mod compile_stack;
 pub mod compiler;
 pub mod error;
 pub mod executable;
@@ -48,6 +50,7 @@ pub mod mask;
 pub mod numbers;
 pub mod options;
 pub mod reference;
+mod registry;
 pub mod regular;
 pub mod runtime;
 pub mod schema;
@@ -56,12 +59,13 @@ mod structured;
 pub mod vocabulary;
 
 pub use bind::{BoundSchema, MaskCost, MaskRoute};
-pub use compiler::{CacheStats, Compiler, SchemaProgram};
+pub use cache::CacheStats;
+pub use compiler::{Compiler, SchemaProgram};
 pub use error::{Diagnostic, DiagnosticCode, Error, RejectReason, Result};
 pub use executable::ExecutableSchema;
 pub use limits::SchemaResourceLimits;
 pub use options::{BindPolicy, CompilerOptions, Draft, PropertyOrder};
-pub use schema::refs::{MapRegistry, Registry, SchemaRegistry};
+pub use registry::{MapRegistry, Registry, SchemaRegistry};
 pub use session::Session;
 #[cfg(feature = "huggingface-hub")]
 pub use vocabulary::PretrainedOptions;

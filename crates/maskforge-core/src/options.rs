@@ -132,7 +132,7 @@ pub struct CompilerOptions {
     pub property_order: PropertyOrder,
     /// Where `$ref`s that leave the schema document resolve (never the network); `None`: such
     /// references are diagnosed.
-    pub registry: Option<crate::schema::refs::Registry>,
+    pub registry: Option<crate::registry::Registry>,
 }
 
 impl Default for CompilerOptions {
@@ -209,7 +209,24 @@ impl CompilerOptions {
     }
 
     /// The options that change what a schema compiles to (not cache budgets or bind policy).
-    pub(crate) fn compile_identity(&self) -> (SchemaResourceLimits, Draft, bool, Option<u32>, PropertyOrder) {
-        (self.limits, self.default_draft, self.format_assertion, self.max_json_whitespace, self.property_order)
+    pub(crate) fn compile_identity(&self) -> CompileIdentity {
+        CompileIdentity {
+            limits: self.limits,
+            default_draft: self.default_draft,
+            format_assertion: self.format_assertion,
+            max_json_whitespace: self.max_json_whitespace,
+            property_order: self.property_order,
+        }
     }
+}
+
+/// The options that change what a schema compiles to: with the schema's canonical text, the
+/// identity of a cached executable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct CompileIdentity {
+    limits: SchemaResourceLimits,
+    default_draft: Draft,
+    format_assertion: bool,
+    max_json_whitespace: Option<u32>,
+    property_order: PropertyOrder,
 }

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::compiler::{CacheStats, ExecutableCache};
+use crate::cache::{CacheStats, ExecutableCache};
 
 static GLOBAL: OnceLock<Arc<ExecutableCache>> = OnceLock::new();
 

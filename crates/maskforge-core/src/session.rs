@@ -40,6 +40,41 @@ enum Position {
     Structured(Box<DocumentMatcher>),
 }
 
+/// Sessions start from a bound schema; binding itself knows nothing of them.
+impl BoundSchema {
+    /// Starts a session at the beginning of the output. A bound schema is shared by any number
+    /// of sessions, across threads.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use maskforge_core::{build_vocabulary, CompiledVocabulary, Compiler, CompilerOptions};
+    ///
+    /// let tokens = [&b"1"[..], b"2", b"["];
+    /// let map = tokens.iter().enumerate().map(|(id, t)| (id as u32, t.to_vec()));
+    /// let vocabulary = CompiledVocabulary::try_from(Arc::new(build_vocabulary(3, map)?))?;
+    /// let bound = Compiler::new(CompilerOptions::default()).compile_json_schema(r#"{"type": "integer"}"#)?.bind(&vocabulary)?;
+    /// let masks: Vec<Vec<u32>> = std::thread::scope(|scope| {
+    ///     let workers: Vec<_> = (0..2)
+    ///         .map(|_| {
+    ///             scope.spawn(|| {
+    ///                 let session = bound.start_session().unwrap();
+    ///                 let mut mask = vec![0u32; bound.mask_word_count()];
+    ///                 session.write_mask(&mut mask).unwrap();
+    ///                 mask
+    ///             })
+    ///         })
+    ///         .collect();
+    ///     workers.into_iter().map(|w| w.join().unwrap()).collect()
+    /// });
+    /// assert_eq!(masks[0], vec![0b011]); // `1` or `2`, not `[`
+    /// assert_eq!(masks[0], masks[1]);
+    /// # Ok::<(), maskforge_core::Error>(())
+    /// ```
+    pub fn start_session(&self) -> Result<Session> {
+        Ok(Session::new(Arc::clone(self.inner())))
+    }
+}
+
 impl Session {
     pub(crate) fn new(bound: Arc<crate::bind::BoundInner>) -> Self {
         let position = match &bound.kind {

@@ -15,12 +15,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::automata::{json, ByteDfa, StateId, DEAD};
-use crate::compiler::TrieCache;
+use crate::cache::TrieCache;
 use crate::error::Result;
 use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
 use crate::options::BindPolicy;
-use crate::session::Session;
 use crate::structured::{DocumentMatcher, FiniteKey, KeyCloses, StructuredProgram, ValueCloses};
 use crate::vocabulary::{CompiledVocabulary, Descend, TokenId, TokenTrie, Vocabulary};
 
@@ -295,36 +294,9 @@ impl BoundSchema {
         BoundSchema { inner }
     }
 
-    /// Starts a session at the beginning of the output. A bound schema is shared by any number
-    /// of sessions, across threads.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use maskforge_core::{build_vocabulary, CompiledVocabulary, Compiler, CompilerOptions};
-    ///
-    /// let tokens = [&b"1"[..], b"2", b"["];
-    /// let map = tokens.iter().enumerate().map(|(id, t)| (id as u32, t.to_vec()));
-    /// let vocabulary = CompiledVocabulary::try_from(Arc::new(build_vocabulary(3, map)?))?;
-    /// let bound = Compiler::new(CompilerOptions::default()).compile_json_schema(r#"{"type": "integer"}"#)?.bind(&vocabulary)?;
-    /// let masks: Vec<Vec<u32>> = std::thread::scope(|scope| {
-    ///     let workers: Vec<_> = (0..2)
-    ///         .map(|_| {
-    ///             scope.spawn(|| {
-    ///                 let session = bound.start_session().unwrap();
-    ///                 let mut mask = vec![0u32; bound.mask_word_count()];
-    ///                 session.write_mask(&mut mask).unwrap();
-    ///                 mask
-    ///             })
-    ///         })
-    ///         .collect();
-    ///     workers.into_iter().map(|w| w.join().unwrap()).collect()
-    /// });
-    /// assert_eq!(masks[0], vec![0b011]); // `1` or `2`, not `[`
-    /// assert_eq!(masks[0], masks[1]);
-    /// # Ok::<(), maskforge_core::Error>(())
-    /// ```
-    pub fn start_session(&self) -> Result<Session> {
-        Ok(Session::new(Arc::clone(&self.inner)))
+    /// The shared state sessions read.
+    pub(crate) fn inner(&self) -> &Arc<BoundInner> {
+        &self.inner
     }
 
     /// `ceil(mask_vocab_size / 32)`.
@@ -817,7 +789,8 @@ impl BoundInner {
             if let Some(hit) = shared.splits.lock().unwrap_or_else(|e| e.into_inner()).get(&state) {
                 return Arc::clone(hit);
             }
-            let trie = shared.trie.get_or_init(|| Arc::new(build_class_trie(&self.vocabulary, string.byte_classes())));
+            let trie =
+                shared.trie.get_or_init(|| Arc::new(TokenTrie::over_classes(&self.vocabulary, string.byte_classes())));
             let split = Arc::new(self.compute_split(trie, TrieSymbols::Classes, string, state).0);
             shared.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Arc::clone(&split));
             return split;
@@ -980,15 +953,3 @@ fn admit(out: &mut [u32], admitted: &[u32], tokens: &[TokenId]) {
 /// trie. Building once the splits have walked that much bounds the total at twice the best
 /// choice made in hindsight.
 const WALKS_PER_CLASS_TRIE: u64 = 8;
-
-/// The trie of a vocabulary's tokens over one automaton's byte classes.
-pub(crate) fn build_class_trie(vocabulary: &Vocabulary, classes: &[u8; 256]) -> TokenTrie {
-    let mut symbols = Vec::new();
-    let mut spans = Vec::with_capacity(vocabulary.tokenizer_size());
-    for (id, bytes) in vocabulary.tokens_with_bytes() {
-        let start = symbols.len() as u32;
-        symbols.extend(bytes.iter().map(|&b| classes[b as usize]));
-        spans.push((start, symbols.len() as u32, id));
-    }
-    TokenTrie::build_flat(&symbols, spans)
-}

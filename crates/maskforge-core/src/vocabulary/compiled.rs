@@ -135,6 +135,19 @@ impl TokenTrie {
         TokenTrie::build_flat(&symbols, spans)
     }
 
+    /// The trie of a vocabulary's tokens spelled in byte classes (`classes[b]` for each byte
+    /// `b`): one automaton's partition, so tokens it cannot tell apart share a path.
+    pub(crate) fn over_classes(vocabulary: &Vocabulary, classes: &[u8; 256]) -> Self {
+        let mut symbols = Vec::new();
+        let mut spans = Vec::with_capacity(vocabulary.tokenizer_size());
+        for (id, bytes) in vocabulary.tokens_with_bytes() {
+            let start = symbols.len() as u32;
+            symbols.extend(bytes.iter().map(|&b| classes[b as usize]));
+            spans.push((start, symbols.len() as u32, id));
+        }
+        TokenTrie::build_flat(&symbols, spans)
+    }
+
     /// Builds the trie from sequences stored back to back in `symbols`; each span is
     /// `(start, end, token id)`. One buffer and a sort of spans: no allocation per token.
     pub fn build_flat(symbols: &[u8], mut spans: Vec<(u32, u32, TokenId)>) -> Self {
