@@ -16,19 +16,17 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::walk::WalkState;
 use crate::automata::{ByteDfa, StateId, DEAD};
-use crate::mask;
-use crate::structured::{DocumentMatcher, Graph, NodeId, ValueClose};
+use crate::structured::{NodeId, ValueClose};
 use crate::vocabulary::{TokenId, TokenTrie, Vocabulary};
 
 /// The vocabulary's tokens that hold a `"`, by the bytes after their first one.
 #[derive(Debug)]
 pub(crate) struct QuoteTails {
     /// Tokens whose first `"` is their last byte.
-    bare: Vec<TokenId>,
-    /// The bytes after the first `"` of the other tokens.
-    tails: TokenTrie,
+    pub(super) bare: Vec<TokenId>,
+    /// The bytes after the first `"` of the other tokens (walked by `walk`).
+    pub(super) tails: TokenTrie,
     /// The tokens left out, sorted: for keys, those whose tails may reach past the member's
     /// value ([`AfterKeyQuote::Member`]).
     pub(crate) beyond: Vec<TokenId>,
@@ -65,46 +63,6 @@ impl QuoteTails {
         }
         beyond.sort_unstable();
         QuoteTails { bare, tails: TokenTrie::build(tails), beyond }
-    }
-
-    /// The tokens with bytes after their first quote that `matcher` reads, sorted; `matcher`
-    /// has just read a closing quote. Adds the trie nodes stepped to `steps`.
-    pub(crate) fn admitted_tails(
-        &self,
-        graph: &Graph,
-        slack: u64,
-        matcher: DocumentMatcher,
-        steps: &mut usize,
-    ) -> Vec<TokenId> {
-        let mut admitted = Vec::new();
-        self.tails.walk_pruned(
-            WalkState::enter(graph, slack, matcher),
-            |walk, byte| walk.refuses(graph, byte),
-            |walk, path, byte| {
-                *steps += 1;
-                walk.step(graph, slack, path, byte)
-            },
-            |_, ids| admitted.extend_from_slice(ids),
-        );
-        admitted.sort_unstable();
-        admitted
-    }
-
-    /// The tokens whose bytes after their first quote `matcher` reads, as a mask; `matcher` has
-    /// just read a closing quote. Adds the trie nodes stepped to `steps`.
-    pub(crate) fn admitted(
-        &self,
-        graph: &Graph,
-        slack: u64,
-        matcher: DocumentMatcher,
-        word_count: usize,
-        steps: &mut usize,
-    ) -> Vec<u32> {
-        let mut admitted = vec![0u32; word_count];
-        for &id in self.bare.iter().chain(&self.admitted_tails(graph, slack, matcher, steps)) {
-            mask::set_bit(&mut admitted, id);
-        }
-        admitted
     }
 }
 

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use super::closing::{KeyTailMemo, QuoteTails};
 use super::named_keys::{KeyRun, KeyStep};
 use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::mask;
 use crate::numbers::NumberMatcher;
 use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step, ValueClose};
 use crate::vocabulary::{Run, TokenId};
@@ -426,4 +427,47 @@ fn replay<'a>(graph: &Graph, slack: u64, entry: &Entry, path: &[u8], byte: u8) -
     let mut matcher = entry.matcher.clone();
     let fed = matcher.feed_all(graph, &path[entry.depth..]) && matcher.feed(graph, byte);
     fed.then(|| WalkState::entered(graph, slack, matcher, path.len() + 1))
+}
+
+/// The walks that decide quote tails: the tails are gathered in `closing`, read here.
+impl QuoteTails {
+    /// The tokens with bytes after their first quote that `matcher` reads, sorted; `matcher`
+    /// has just read a closing quote. Adds the trie nodes stepped to `steps`.
+    pub(crate) fn admitted_tails(
+        &self,
+        graph: &Graph,
+        slack: u64,
+        matcher: DocumentMatcher,
+        steps: &mut usize,
+    ) -> Vec<TokenId> {
+        let mut admitted = Vec::new();
+        self.tails.walk_pruned(
+            WalkState::enter(graph, slack, matcher),
+            |walk, byte| walk.refuses(graph, byte),
+            |walk, path, byte| {
+                *steps += 1;
+                walk.step(graph, slack, path, byte)
+            },
+            |_, ids| admitted.extend_from_slice(ids),
+        );
+        admitted.sort_unstable();
+        admitted
+    }
+
+    /// The tokens whose bytes after their first quote `matcher` reads, as a mask; `matcher` has
+    /// just read a closing quote. Adds the trie nodes stepped to `steps`.
+    pub(crate) fn admitted(
+        &self,
+        graph: &Graph,
+        slack: u64,
+        matcher: DocumentMatcher,
+        word_count: usize,
+        steps: &mut usize,
+    ) -> Vec<u32> {
+        let mut admitted = vec![0u32; word_count];
+        for &id in self.bare.iter().chain(&self.admitted_tails(graph, slack, matcher, steps)) {
+            mask::set_bit(&mut admitted, id);
+        }
+        admitted
+    }
 }

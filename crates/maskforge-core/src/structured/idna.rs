@@ -14,6 +14,7 @@
 use icu_properties::props::{BidiClass, CanonicalCombiningClass, GeneralCategory, JoiningType, Script};
 use icu_properties::CodePointMapData;
 
+pub(crate) use super::idna_table::Property;
 use super::idna_table::DERIVED_PROPERTY;
 
 /// Longest label in octets (RFC 1035 section 2.3.4).
@@ -22,18 +23,6 @@ pub(crate) const MAX_LABEL_OCTETS: usize = 63;
 pub(crate) const MAX_NAME_OCTETS: usize = 253;
 /// The ACE prefix that marks an A-label.
 const ACE_PREFIX: &str = "xn--";
-
-/// The IDNA2008 derived property value of a code point (RFC 5892 section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Property {
-    Pvalid,
-    /// Valid where the joining rules of RFC 5892 appendix A.1 and A.2 hold.
-    ContextJ,
-    /// Valid where the rules of RFC 5892 appendix A.3 to A.9 hold.
-    ContextO,
-    /// DISALLOWED or UNASSIGNED.
-    Disallowed,
-}
 
 pub(crate) fn derived_property(c: char) -> Property {
     let cp = c as u32;

@@ -2,7 +2,17 @@
 // registry as published by the `idna` package 3.20 (Unicode 18.0.0).
 // Do not edit by hand.
 
-use super::idna::Property;
+/// The IDNA2008 derived property value of a code point (RFC 5892 section 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Property {
+    Pvalid,
+    /// Valid where the joining rules of RFC 5892 appendix A.1 and A.2 hold.
+    ContextJ,
+    /// Valid where the rules of RFC 5892 appendix A.3 to A.9 hold.
+    ContextO,
+    /// DISALLOWED or UNASSIGNED.
+    Disallowed,
+}
 
 /// Sorted, disjoint inclusive ranges of the code points that are not DISALLOWED or UNASSIGNED.
 #[rustfmt::skip]
