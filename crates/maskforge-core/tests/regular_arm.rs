@@ -193,6 +193,43 @@ fn const_is_an_unknown_keyword_in_draft_4_on_both_arms() {
     }
 }
 
+/// Each malformed keyword gets one diagnostic whichever arm would compile the schema: the
+/// keyword readers are shared (`schema::read`).
+#[test]
+fn a_malformed_keyword_gets_one_diagnostic_on_either_arm() {
+    let draft4 = r#""$schema": "http://json-schema.org/draft-04/schema#", "#;
+    // A string schema the regular arm compiles, and an open object the structured arm does.
+    let arms = [(r#""type": "string""#, "regular"), (r#""type": "object", "properties": {"x": {}}"#, "structured")];
+    for (draft, arm) in [("", arms[0]), ("", arms[1]), (draft4, arms[0]), (draft4, arms[1])] {
+        let program = compile(&format!("{{{draft}{}}}", arm.0)).unwrap();
+        assert_eq!(program.executable().backend_name(), arm.1);
+    }
+    let malformed = [
+        ("", r#""multipleOf": 0"#, "multipleOf"),
+        ("", r#""multipleOf": -1.5"#, "multipleOf"),
+        ("", r#""minimum": "1""#, "minimum"),
+        ("", r#""exclusiveMaximum": true"#, "exclusiveMaximum"),
+        (draft4, r#""exclusiveMinimum": 3"#, "exclusiveMinimum"),
+        ("", r#""maxLength": -1"#, "maxLength"),
+        ("", r#""minItems": 1.5"#, "minItems"),
+        ("", r#""required": "a""#, "required"),
+        ("", r#""uniqueItems": 1"#, "uniqueItems"),
+    ];
+    for (draft, keyword_text, keyword) in malformed {
+        let diagnostics: Vec<_> = arms
+            .iter()
+            .map(|(arm, _)| match compile(&format!("{{{draft}{arm}, {keyword_text}}}")) {
+                Err(Error::Schema(d)) => (d.code, d.keyword, d.pointer, d.message),
+                other => panic!("{keyword_text} beside {arm}: {other:?}"),
+            })
+            .collect();
+        assert_eq!(diagnostics[0], diagnostics[1], "{keyword_text}");
+        assert_eq!(diagnostics[0].0, DiagnosticCode::InvalidKeywordValue, "{keyword_text}");
+        assert_eq!(diagnostics[0].1.as_deref(), Some(keyword), "{keyword_text}");
+        assert_eq!(diagnostics[0].2, format!("/{keyword}"), "{keyword_text}");
+    }
+}
+
 /// Compilation may try the structured arm first (when the document shows open objects or
 /// numbers decided by value) and skip the regular one. Whatever the order, the outcome must be
 /// the regular arm's whenever that arm decides: its automaton when it builds one, its

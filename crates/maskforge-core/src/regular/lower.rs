@@ -92,15 +92,17 @@ impl<'a> Lowering<'a> {
             return self.reference(map, pointer);
         }
         let mut typed = self.type_keyword(map, pointer)?;
-        self.narrow_strings(map, pointer, &mut typed)?;
+        // Both arms read the keywords of every type in one order: numbers, counts, strings.
         self.narrow_numbers(map, pointer, &mut typed)?;
+        let counts = read::counts(map, pointer, self.draft)?;
+        self.narrow_strings(map, pointer, &mut typed)?;
         if typed.admits(JsonType::Object) {
-            let object = self.object_language(map, pointer)?;
+            let object = self.object_language(map, pointer, &counts)?;
             let slot = lang::intersect(self, typed.slot(JsonType::Object), &object)?;
             typed.set(JsonType::Object, slot);
         }
         if typed.admits(JsonType::Array) {
-            let array = self.array_language(map, pointer)?;
+            let array = self.array_language(map, pointer, &counts)?;
             let slot = lang::intersect(self, typed.slot(JsonType::Array), &array)?;
             typed.set(JsonType::Array, slot);
         }
@@ -228,29 +230,20 @@ impl<'a> Lowering<'a> {
     }
 
     fn narrow_numbers(&mut self, map: &Map<String, Value>, pointer: &str, typed: &mut Typed) -> Lowered<()> {
-        for keyword in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"] {
-            let Some(value) = map.get(keyword) else { continue };
-            let boolean_form = self.draft == Draft::Draft4 && keyword.starts_with("exclusive");
-            if !(value.is_number() || boolean_form && value.is_boolean()) {
-                return Err(invalid(pointer, keyword, format!("{keyword} must be a number")));
-            }
-            if boolean_form {
-                continue;
-            }
-            if typed.admits(JsonType::Number) {
-                let d = structured(
-                    pointer,
-                    keyword,
-                    format!("{keyword} is decided by numeric value, which needs the structured backend"),
-                );
-                typed.set(JsonType::Number, TypeLang::Unsupported(d));
-            }
+        let keywords = read::numeric_keywords(map, pointer, self.draft)?;
+        if let Some(keyword) = keywords.last_keyword.filter(|_| typed.admits(JsonType::Number)) {
+            let d = structured(
+                pointer,
+                keyword,
+                format!("{keyword} is decided by numeric value, which needs the structured backend"),
+            );
+            typed.set(JsonType::Number, TypeLang::Unsupported(d));
         }
         Ok(())
     }
 
     /// The object language of the object keywords (`Any` when there are none).
-    fn object_language(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<TypeLang> {
+    fn object_language(&mut self, map: &Map<String, Value>, pointer: &str, counts: &read::Counts) -> Lowered<TypeLang> {
         const OBJECT_KEYWORDS: &[&str] = &[
             "properties",
             "required",
@@ -294,9 +287,8 @@ impl<'a> Lowering<'a> {
                 "property dependencies are tracked by the structured backend",
             )));
         }
-        let min = read::count(map, pointer, "minProperties", self.draft)?.unwrap_or(0);
-        let max = read::count(map, pointer, "maxProperties", self.draft)?;
-        let required = read::required_names(map, pointer)?;
+        let (min, max) = (counts.min_properties, counts.max_properties);
+        let required = &counts.required;
         let properties = match map.get("properties") {
             None => Map::new(),
             Some(Value::Object(p)) => p.clone(),
@@ -396,7 +388,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// The array language of the array keywords (`Any` when there are none).
-    fn array_language(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<TypeLang> {
+    fn array_language(&mut self, map: &Map<String, Value>, pointer: &str, counts: &read::Counts) -> Lowered<TypeLang> {
         const ARRAY_KEYWORDS: &[&str] = &[
             "items",
             "prefixItems",
@@ -426,9 +418,7 @@ impl<'a> Lowering<'a> {
                 "counting the items that match contains needs the structured backend",
             )));
         }
-        let min = read::count(map, pointer, "minItems", self.draft)?.unwrap_or(0);
-        let max = read::count(map, pointer, "maxItems", self.draft)?;
-        let unique = read::unique_items(map, pointer)?;
+        let (min, max, unique) = (counts.min_items, counts.max_items, counts.unique_items);
         let items = read::array_items(map, pointer, self.draft)?;
         let prefix: Vec<(Typed, &str)> = items
             .prefix

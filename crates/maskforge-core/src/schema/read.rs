@@ -7,6 +7,7 @@ use super::pointer_push;
 use super::refs::Target;
 use super::SchemaDocument;
 use crate::error::{Diagnostic, DiagnosticCode};
+use crate::numbers::Decimal;
 use crate::options::Draft;
 
 pub(crate) type Read<T> = Result<T, Diagnostic>;
@@ -72,6 +73,120 @@ pub(crate) fn count(map: &Map<String, Value>, pointer: &str, keyword: &str, draf
     number.map(Some).ok_or_else(|| invalid(pointer, keyword, format!("{keyword} must be a non-negative integer")))
 }
 
+/// The numeric keywords of a schema object, checked and read as exact decimals.
+#[derive(Debug, Default)]
+pub(crate) struct NumericKeywords {
+    /// `minimum`, `exclusiveMinimum` (a bound, or in draft 4 the flag on `minimum`), the
+    /// stricter of them; `true`: exclusive.
+    pub(crate) minimum: Option<(Decimal, bool)>,
+    /// Likewise for the maximum.
+    pub(crate) maximum: Option<(Decimal, bool)>,
+    /// `multipleOf`, greater than zero.
+    pub(crate) multiple_of: Option<Decimal>,
+    /// The last keyword present that constrains the value (not a draft 4 flag alone), for the
+    /// diagnostics of an arm that cannot read numbers by value.
+    pub(crate) last_keyword: Option<&'static str>,
+}
+
+/// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` and `multipleOf`: numbers (in
+/// draft 4 the exclusive ones are booleans), `multipleOf` above zero.
+pub(crate) fn numeric_keywords(map: &Map<String, Value>, pointer: &str, draft: Draft) -> Read<NumericKeywords> {
+    let mut read = NumericKeywords::default();
+    let mut decimal = |keyword: &'static str| -> Read<Option<Decimal>> {
+        match map.get(keyword) {
+            None => Ok(None),
+            Some(Value::Number(n)) => {
+                read.last_keyword = Some(keyword);
+                Decimal::parse(&n.to_string()).map(Some).ok_or_else(|| invalid(pointer, keyword, "not a number"))
+            }
+            Some(_) => Err(invalid(pointer, keyword, format!("{keyword} must be a number"))),
+        }
+    };
+    let minimum = decimal("minimum")?.map(|d| (d, false));
+    let maximum = decimal("maximum")?.map(|d| (d, false));
+    let (minimum, maximum) = if draft == Draft::Draft4 {
+        let mut flagged = [minimum, maximum];
+        for (keyword, bound) in ["exclusiveMinimum", "exclusiveMaximum"].into_iter().zip(&mut flagged) {
+            match map.get(keyword) {
+                None => {}
+                Some(Value::Bool(exclusive)) => {
+                    if let Some(b) = bound.as_mut() {
+                        b.1 = *exclusive;
+                    }
+                }
+                Some(_) => return Err(invalid(pointer, keyword, format!("{keyword} must be a boolean in draft 4"))),
+            }
+        }
+        let [minimum, maximum] = flagged;
+        (minimum, maximum)
+    } else {
+        let exclusive_minimum = decimal("exclusiveMinimum")?;
+        let exclusive_maximum = decimal("exclusiveMaximum")?;
+        (
+            match exclusive_minimum {
+                Some(d) => Some(stricter_minimum(minimum, (d, true))),
+                None => minimum,
+            },
+            match exclusive_maximum {
+                Some(d) => Some(stricter_maximum(maximum, (d, true))),
+                None => maximum,
+            },
+        )
+    };
+    let multiple_of = decimal("multipleOf")?;
+    if multiple_of.as_ref().is_some_and(|m| *m <= Decimal::zero()) {
+        return Err(invalid(pointer, "multipleOf", "multipleOf must be greater than 0"));
+    }
+    Ok(NumericKeywords { minimum, maximum, multiple_of, ..read })
+}
+
+fn stricter_minimum(current: Option<(Decimal, bool)>, candidate: (Decimal, bool)) -> (Decimal, bool) {
+    match current {
+        Some(c) if c.0 > candidate.0 || (c.0 == candidate.0 && c.1) => c,
+        _ => candidate,
+    }
+}
+
+fn stricter_maximum(current: Option<(Decimal, bool)>, candidate: (Decimal, bool)) -> (Decimal, bool) {
+    match current {
+        Some(c) if c.0 < candidate.0 || (c.0 == candidate.0 && c.1) => c,
+        _ => candidate,
+    }
+}
+
+/// The counting keywords of arrays and objects, checked whether or not the schema admits
+/// arrays or objects.
+#[derive(Debug)]
+pub(crate) struct Counts {
+    pub(crate) min_items: u64,
+    pub(crate) max_items: Option<u64>,
+    pub(crate) unique_items: bool,
+    /// `minContains` (2019-09 on; 1 without it) and `maxContains`.
+    pub(crate) min_contains: u64,
+    pub(crate) max_contains: Option<u64>,
+    pub(crate) min_properties: u64,
+    pub(crate) max_properties: Option<u64>,
+    pub(crate) required: Vec<String>,
+}
+
+pub(crate) fn counts(map: &Map<String, Value>, pointer: &str, draft: Draft) -> Read<Counts> {
+    let (min_contains, max_contains) = if draft >= Draft::Draft201909 {
+        (count(map, pointer, "minContains", draft)?.unwrap_or(1), count(map, pointer, "maxContains", draft)?)
+    } else {
+        (1, None)
+    };
+    Ok(Counts {
+        min_items: count(map, pointer, "minItems", draft)?.unwrap_or(0),
+        max_items: count(map, pointer, "maxItems", draft)?,
+        unique_items: unique_items(map, pointer)?,
+        min_contains,
+        max_contains,
+        min_properties: count(map, pointer, "minProperties", draft)?.unwrap_or(0),
+        max_properties: count(map, pointer, "maxProperties", draft)?,
+        required: required_names(map, pointer)?,
+    })
+}
+
 /// The names of `type`, each one of the seven JSON Schema types; `None` without the keyword.
 pub(crate) fn type_names<'a>(map: &'a Map<String, Value>, pointer: &str) -> Read<Option<Vec<&'a str>>> {
     const NAMES: [&str; 7] = ["null", "boolean", "number", "integer", "string", "array", "object"];
@@ -89,7 +204,7 @@ pub(crate) fn type_names<'a>(map: &'a Map<String, Value>, pointer: &str) -> Read
 }
 
 /// The names of `required`.
-pub(crate) fn required_names(map: &Map<String, Value>, pointer: &str) -> Read<Vec<String>> {
+fn required_names(map: &Map<String, Value>, pointer: &str) -> Read<Vec<String>> {
     let bad = || invalid(pointer, "required", "required must be an array of strings");
     match map.get("required") {
         None => Ok(Vec::new()),
@@ -99,7 +214,7 @@ pub(crate) fn required_names(map: &Map<String, Value>, pointer: &str) -> Read<Ve
 }
 
 /// The value of `uniqueItems` (false without the keyword).
-pub(crate) fn unique_items(map: &Map<String, Value>, pointer: &str) -> Read<bool> {
+fn unique_items(map: &Map<String, Value>, pointer: &str) -> Read<bool> {
     match map.get("uniqueItems") {
         None => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),

@@ -225,11 +225,12 @@ impl<'a> Lowering<'a> {
         } else {
             self.numbers(map, pointer, types)?;
         }
+        let counts = read::counts(map, pointer, self.draft)?;
         (node.strings, node.counted_strings, node.syntax_strings) = self.strings(map, pointer, types.string)?;
-        if let Some(shape) = self.array(map, pointer, types.array)? {
+        if let Some(shape) = self.array(map, pointer, &counts, types.array)? {
             node.arrays.push(shape);
         }
-        if let Some(shape) = self.object(map, pointer, types.object)? {
+        if let Some(shape) = self.object(map, pointer, &counts, types.object)? {
             node.objects.push(shape);
         }
         let mut operands = vec![self.graph.add(node)];
@@ -474,18 +475,9 @@ impl<'a> Lowering<'a> {
         Ok(types)
     }
 
-    fn decimal(&self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Decimal>> {
-        match map.get(keyword) {
-            None => Ok(None),
-            Some(Value::Number(n)) => {
-                Decimal::parse(&n.to_string()).map(Some).ok_or_else(|| invalid(pointer, keyword, "not a number"))
-            }
-            Some(_) => Err(invalid(pointer, keyword, format!("{keyword} must be a number"))),
-        }
-    }
-
     /// Numeric constraints, or `None` when no number satisfies them.
     fn numbers(&self, map: &Map<String, Value>, pointer: &str, types: Types) -> Lowered<Option<NumberConstraints>> {
+        let keywords = read::numeric_keywords(map, pointer, self.draft)?;
         let mut c = NumberConstraints::default();
         if types.integer && !types.number {
             if self.draft == Draft::Draft4 {
@@ -494,36 +486,9 @@ impl<'a> Lowering<'a> {
                 c.integer = true;
             }
         }
-        c.minimum = self.decimal(map, pointer, "minimum")?.map(|d| (d, false));
-        c.maximum = self.decimal(map, pointer, "maximum")?.map(|d| (d, false));
-        if self.draft == Draft::Draft4 {
-            for (keyword, bound) in [("exclusiveMinimum", &mut c.minimum), ("exclusiveMaximum", &mut c.maximum)] {
-                match map.get(keyword) {
-                    None => {}
-                    Some(Value::Bool(exclusive)) => {
-                        if let Some(b) = bound.as_mut() {
-                            b.1 = *exclusive;
-                        }
-                    }
-                    Some(_) => {
-                        return Err(invalid(pointer, keyword, format!("{keyword} must be a boolean in draft 4")))
-                    }
-                }
-            }
-        } else {
-            if let Some(d) = self.decimal(map, pointer, "exclusiveMinimum")? {
-                c.minimum = Some(stricter_minimum(c.minimum.take(), (d, true)));
-            }
-            if let Some(d) = self.decimal(map, pointer, "exclusiveMaximum")? {
-                c.maximum = Some(stricter_maximum(c.maximum.take(), (d, true)));
-            }
-        }
-        if let Some(m) = self.decimal(map, pointer, "multipleOf")? {
-            if m <= Decimal::parse("0").expect("zero parses") {
-                return Err(invalid(pointer, "multipleOf", "multipleOf must be greater than 0"));
-            }
-            c.multiple_of.push(m);
-        }
+        c.minimum = keywords.minimum;
+        c.maximum = keywords.maximum;
+        c.multiple_of.extend(keywords.multiple_of);
         Ok(c.is_satisfiable().then_some(c))
     }
 
@@ -562,23 +527,20 @@ impl<'a> Lowering<'a> {
         Ok(dfa)
     }
 
-    fn array(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ArrayShape>> {
-        let min = read::count(map, pointer, "minItems", self.draft)?.unwrap_or(0);
-        let max = read::count(map, pointer, "maxItems", self.draft)?;
-        let unique = read::unique_items(map, pointer)?;
+    fn array(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &str,
+        counts: &read::Counts,
+        admitted: bool,
+    ) -> Lowered<Option<ArrayShape>> {
+        let (min, max, unique) = (counts.min_items, counts.max_items, counts.unique_items);
         let items = read::array_items(map, pointer, self.draft)?;
         let prefix = items.prefix.iter().map(|(value, at)| self.schema(value, at)).collect::<Lowered<Vec<_>>>()?;
         let rest = items.rest.as_ref().map(|(value, at)| self.schema(value, at)).transpose()?.unwrap_or(ANY);
         let contains = if self.draft >= Draft::Draft6 { self.subschema(map, pointer, "contains")? } else { None };
-        // `minContains` (2019-09) defaults to 1; 0 with no `maxContains` makes `contains` hold.
-        let (contains_min, contains_max) = if self.draft >= Draft::Draft201909 {
-            (
-                read::count(map, pointer, "minContains", self.draft)?.unwrap_or(1),
-                read::count(map, pointer, "maxContains", self.draft)?,
-            )
-        } else {
-            (1, None)
-        };
+        // `minContains` 0 with no `maxContains` makes `contains` hold.
+        let (contains_min, contains_max) = (counts.min_contains, counts.max_contains);
         if !admitted {
             return Ok(None);
         }
@@ -601,10 +563,15 @@ impl<'a> Lowering<'a> {
         Ok(Some(ArrayShape { prefix, rest, min, max, contains, evaluated, unique }))
     }
 
-    fn object(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<Option<ObjectShape>> {
-        let min = read::count(map, pointer, "minProperties", self.draft)?.unwrap_or(0);
-        let max = read::count(map, pointer, "maxProperties", self.draft)?;
-        let required: BTreeSet<String> = read::required_names(map, pointer)?.into_iter().collect();
+    fn object(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &str,
+        counts: &read::Counts,
+        admitted: bool,
+    ) -> Lowered<Option<ObjectShape>> {
+        let (min, max) = (counts.min_properties, counts.max_properties);
+        let required: BTreeSet<String> = counts.required.iter().cloned().collect();
         let mut properties = BTreeMap::new();
         let mut order = Vec::new();
         match map.get("properties") {
@@ -699,18 +666,4 @@ impl<'a> Lowering<'a> {
 fn number_value(value: &Value) -> Lowered<Decimal> {
     Decimal::parse(&value.to_string())
         .ok_or_else(|| Diagnostic::new(DiagnosticCode::InvalidKeywordValue, "", "bad number"))
-}
-
-fn stricter_minimum(current: Option<(Decimal, bool)>, candidate: (Decimal, bool)) -> (Decimal, bool) {
-    match current {
-        Some(c) if c.0 > candidate.0 || (c.0 == candidate.0 && c.1) => c,
-        _ => candidate,
-    }
-}
-
-fn stricter_maximum(current: Option<(Decimal, bool)>, candidate: (Decimal, bool)) -> (Decimal, bool) {
-    match current {
-        Some(c) if c.0 < candidate.0 || (c.0 == candidate.0 && c.1) => c,
-        _ => candidate,
-    }
 }
