@@ -223,7 +223,7 @@ fn benches(c: &mut Criterion) {
 
 /// Compile-time automata, built afresh at every iteration.
 fn automata(c: &mut Criterion) {
-    use maskforge_core::automata::{ecma, json, json_escapes, Re};
+    use maskforge_core::low_level::{ecma, json, json_escapes, Re};
     let mut group = c.benchmark_group("automata");
     // Identifier-like values sharing prefixes and suffixes, as enums and property names do.
     let values: Vec<String> =

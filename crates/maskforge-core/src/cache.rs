@@ -12,7 +12,7 @@ use crate::options::CompileIdentity;
 use crate::vocabulary::{TokenTrie, Vocabulary};
 
 /// Cache counters, for monitoring and tests. Hits and misses count lookups since the cache was
-/// created ([`Compiler::clear_caches`] does not reset them); entries and bytes are its present
+/// created ([`Compiler::clear_caches`](crate::Compiler::clear_caches) does not reset them); entries and bytes are its present
 /// contents, bytes being the heap estimate the budget is checked against.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {

@@ -38,25 +38,26 @@
 
 #![warn(missing_docs)]
 
-pub mod automata;
-pub mod bind;
+mod automata;
+mod bind;
 mod cache;
 mod compile_stack;
-pub mod compiler;
-pub mod error;
-pub mod executable;
-pub mod limits;
+mod compiler;
+mod error;
+mod executable;
+mod limits;
+pub mod low_level;
 pub mod mask;
-pub mod numbers;
-pub mod options;
-pub mod reference;
+mod numbers;
+mod options;
+mod reference;
 mod registry;
-pub mod regular;
+mod regular;
 pub mod runtime;
-pub mod schema;
-pub mod session;
+mod schema;
+mod session;
 mod structured;
-pub mod vocabulary;
+mod vocabulary;
 
 pub use bind::{BoundSchema, MaskCost, MaskRoute};
 pub use cache::CacheStats;
@@ -71,4 +72,4 @@ pub use session::Session;
 pub use vocabulary::PretrainedOptions;
 #[cfg(feature = "tokenizer-processing")]
 pub use vocabulary::TokenizerJsonOptions;
-pub use vocabulary::{build_vocabulary, CompiledVocabulary, Descend, EosTokenIds, Run, TokenId, TokenTrie, Vocabulary};
+pub use vocabulary::{build_vocabulary, CompiledVocabulary, EosTokenIds, TokenId, Vocabulary};

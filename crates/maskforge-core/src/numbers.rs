@@ -178,12 +178,8 @@ impl Decimal {
         self.coefficient.is_zero()
     }
 
-    /// Whether the value is below zero.
-    pub fn is_negative(&self) -> bool {
-        self.negative
-    }
-
     /// Whether the value is an integer.
+    #[cfg(test)]
     pub fn is_integer(&self) -> bool {
         self.exponent >= 0 || self.is_zero()
     }
@@ -858,13 +854,6 @@ impl Derived {
             && !self.forbidden.iter().any(|f| f.divides(v))
     }
 
-    fn admits(&self, v: &Decimal) -> bool {
-        match &self.candidates {
-            Some(candidates) => candidates.iter().any(|c| c.value == *v),
-            None => self.admits_by_arithmetic(v),
-        }
-    }
-
     /// Whether the interval of positive reals from `lo` to `hi` holds an admissible magnitude:
     /// a multiple of the step, if any, and of no forbidden divisor.
     fn interval_has_admissible(&self, lo: &Decimal, lo_exclusive: bool, hi: Option<(&Decimal, bool)>) -> bool {
@@ -1165,14 +1154,9 @@ impl PreparedConstraints {
     }
 
     /// Whether some JSON number satisfies the constraints.
+    #[cfg(test)]
     pub fn is_satisfiable(&self) -> bool {
         self.derived.start_live
-    }
-
-    /// Whether `value` satisfies the constraints (value-level: with `integer_syntax_only` this
-    /// checks integrality, not the absence of a fraction in some text).
-    pub fn admits(&self, value: &Decimal) -> bool {
-        self.derived.admits(value)
     }
 }
 
@@ -1454,11 +1438,13 @@ impl NumberMatcher {
     }
 
     /// Whether any byte has been read.
+    #[cfg(test)]
     pub fn is_started(&self) -> bool {
         self.state.phase != Phase::Start
     }
 
     /// Whether the constraints admit some number at all (the empty prefix is live).
+    #[cfg(test)]
     pub fn is_satisfiable(&self) -> bool {
         self.prepared.is_satisfiable()
     }

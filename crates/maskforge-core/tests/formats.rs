@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use maskforge_core::automata::formats::{format_language, NARROWED_FORMATS, SUPPORTED_FORMATS};
-use maskforge_core::automata::ByteDfa;
+use maskforge_core::low_level::formats::{format_language, NARROWED_FORMATS, SUPPORTED_FORMATS};
+use maskforge_core::low_level::ByteDfa;
 
 const MAX_STATES: usize = 200_000;
 

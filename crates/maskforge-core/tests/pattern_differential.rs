@@ -4,7 +4,7 @@
 //! real-world corpora; this one explores combinations nobody wrote down, and proptest shrinks
 //! any disagreement to a minimal pattern and string.
 
-use maskforge_core::automata::ecma::pattern_language;
+use maskforge_core::low_level::ecma::pattern_language;
 use proptest::prelude::*;
 
 const MAX_STATES: usize = 20_000;

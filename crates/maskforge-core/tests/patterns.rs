@@ -18,9 +18,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use maskforge_core::automata::ecma::pattern_language;
-use maskforge_core::automata::json_escapes::json_strings_decoding_to;
-use maskforge_core::automata::{ByteDfa, DEAD};
+use maskforge_core::low_level::ecma::pattern_language;
+use maskforge_core::low_level::json_escapes::json_strings_decoding_to;
+use maskforge_core::low_level::{ByteDfa, DEAD};
 
 const MAX_STATES: usize = 20_000;
 const STRINGS_PER_PATTERN: usize = 300;

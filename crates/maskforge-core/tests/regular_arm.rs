@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use maskforge_core::schema::SchemaDocument;
-use maskforge_core::{regular, CompilerOptions, Draft};
+use maskforge_core::low_level::{compile_regular, SchemaDocument};
 use maskforge_core::{Compiler, DiagnosticCode, Error};
+use maskforge_core::{CompilerOptions, Draft};
 
 fn compile(schema: &str) -> Result<maskforge_core::SchemaProgram, Error> {
     Compiler::without_cache().compile_json_schema(schema)
@@ -261,7 +261,7 @@ fn the_order_of_the_arms_never_changes_the_outcome() {
             for group in groups.as_array().expect("an array of groups") {
                 let text = group["schema"].to_string();
                 let Ok(document) = SchemaDocument::parse(&text, &options) else { continue };
-                let regular = regular::compile_document(&document, &options);
+                let regular = compile_regular(&document, &options);
                 let compiled = Compiler::new(options.clone()).compile_json_schema(&text);
                 let at = format!("{} {}", file.display(), text);
                 match regular {

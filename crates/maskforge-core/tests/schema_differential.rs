@@ -11,9 +11,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use maskforge_core::schema::SchemaDocument;
+use maskforge_core::low_level::{compile_regular, SchemaDocument};
 use maskforge_core::TokenId;
-use maskforge_core::{build_vocabulary, regular, CompiledVocabulary, Compiler, CompilerOptions, DiagnosticCode, Error};
+use maskforge_core::{build_vocabulary, CompiledVocabulary, Compiler, CompilerOptions, DiagnosticCode, Error};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -225,7 +225,7 @@ proptest! {
     fn the_regular_arm_decides_whenever_it_can(schema in schema()) {
         let options = CompilerOptions::default();
         let document = SchemaDocument::from_value(schema.clone(), &options).expect("a document");
-        let regular = regular::compile_document(&document, &options);
+        let regular = compile_regular(&document, &options);
         let compiled = Compiler::without_cache().compile_json_value(&schema);
         match regular {
             Ok(_) => prop_assert_eq!(compiled.map(|p| p.executable().backend_name()).ok(), Some("regular"), "{}", schema),

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use maskforge_core::low_level::reference_mask;
 use maskforge_core::mask::{allowed_ids, get_bit};
-use maskforge_core::reference::reference_mask;
 use maskforge_core::{build_vocabulary, CompiledVocabulary, Compiler, DiagnosticCode, Error};
 
 fn check(schema: &str, accepted: &[&str], refused: &[&str]) {

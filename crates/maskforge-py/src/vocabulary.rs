@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use maskforge_core::vocabulary::TokenizerJsonOptions;
+use maskforge_core::TokenizerJsonOptions;
 use maskforge_core::{CompiledVocabulary, Vocabulary};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyTuple};

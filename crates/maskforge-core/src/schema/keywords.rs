@@ -3,23 +3,6 @@
 
 use crate::options::Draft;
 
-/// Annotation keywords: no effect on validation.
-pub const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$comment",
-    "readOnly",
-    "writeOnly",
-    "deprecated",
-    "contentMediaType",
-    "contentEncoding",
-    "contentSchema",
-    "$schema",
-    "$vocabulary",
-];
-
 /// Every validation or applicator keyword any supported draft defines.
 pub fn is_known_keyword(keyword: &str, draft: Draft) -> bool {
     const COMMON: &[&str] = &[
