@@ -22,7 +22,6 @@ from maskforge import errors
         (maskforge.MaskBufferTypeError, (maskforge.MaskBufferError, TypeError)),
         (maskforge.InvalidArgumentError, (maskforge.MaskForgeError, ValueError)),
         (maskforge.ArgumentTypeError, (maskforge.MaskForgeError, TypeError)),
-        (maskforge.UnsupportedOptionError, (maskforge.MaskForgeError, NotImplementedError)),
         (maskforge.UnsupportedGenerationModeError, (maskforge.MaskForgeError,)),
         (maskforge.GenerationTruncatedError, (maskforge.MaskForgeError,)),
         (maskforge.InternalError, (maskforge.MaskForgeError, RuntimeError)),

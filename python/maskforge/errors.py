@@ -19,7 +19,6 @@ __all__ = [
     "MaskBufferTypeError",
     "InvalidArgumentError",
     "ArgumentTypeError",
-    "UnsupportedOptionError",
     "UnsupportedGenerationModeError",
     "GenerationTruncatedError",
     "InternalError",
@@ -109,10 +108,6 @@ class InvalidArgumentError(MaskForgeError, ValueError):
 
 class ArgumentTypeError(MaskForgeError, TypeError):
     """An argument of the wrong type (e.g. a float token id)."""
-
-
-class UnsupportedOptionError(MaskForgeError, NotImplementedError):
-    """An option this version knows about but does not implement yet."""
 
 
 class UnsupportedGenerationModeError(MaskForgeError):

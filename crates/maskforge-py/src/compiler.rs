@@ -75,7 +75,6 @@ fn invalid_text(py: Python<'_>) -> PyErr {
     }
 }
 
-/// Options that later versions add; refusing non-default values keeps them from being ignored.
 /// A Python mapping (URI -> schema) or callable (URI -> schema or None) serving `$ref`s that
 /// leave the schema document. Schemas may be JSON text, dicts, bools or Pydantic models.
 struct PyRegistry {
