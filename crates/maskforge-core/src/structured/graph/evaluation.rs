@@ -1,0 +1,129 @@
+//! `unevaluatedProperties` and `unevaluatedItems`: what a schema object's shapes leave
+//! unevaluated, and the schema that then applies to it.
+
+use super::{
+    algebra::combinations, ArrayShape, Contains, Graph, GraphError, NodeId, ObjectShape, PatternProperty, ANY,
+    MAX_PATTERNS_PER_OBJECT,
+};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// Most shapes of differing evaluations that `unevaluated*` combines (`2^n - 1` combinations).
+pub(super) const MAX_EVALUATION_SHAPES: usize = 6;
+
+impl Graph {
+    /// The object shapes of a schema object whose in-place applicators gave `shapes`, with
+    /// `unevaluatedProperties: schema` applied.
+    ///
+    /// An instance matching several shapes (several `anyOf` branches, say) has the keys of all
+    /// of them evaluated. So each combination of shapes is intersected and judged by the union
+    /// of their evaluations; an instance is accepted when some combination accepts it, and the
+    /// combination of every shape it matches is the exact verdict (a smaller one evaluates
+    /// fewer keys and is only stricter).
+    pub(super) fn evaluate_remaining_properties(
+        &mut self,
+        shapes: &[ObjectShape],
+        schema: NodeId,
+        pointer: &Arc<str>,
+    ) -> Result<Vec<ObjectShape>, GraphError> {
+        let key = |s: &ObjectShape| {
+            let patterns: BTreeSet<usize> = s.patterns.iter().map(|p| Arc::as_ptr(&p.keys) as usize).collect();
+            (s.evaluated.all, s.evaluated.names.clone(), patterns)
+        };
+        let union = |a: &(bool, BTreeSet<String>, BTreeSet<usize>), b: &(bool, BTreeSet<String>, BTreeSet<usize>)| {
+            (a.0 || b.0, a.1.union(&b.1).cloned().collect(), a.2.union(&b.2).cloned().collect())
+        };
+        let keys: Vec<_> = shapes.iter().map(key).collect();
+        let subsets = combinations(&keys, union, pointer)?;
+        let mut result = Vec::new();
+        for subset in subsets {
+            for shape in self.intersect_objects(shapes, &subset)? {
+                result.push(self.evaluate_properties_of(shape, schema)?);
+            }
+        }
+        Ok(result)
+    }
+
+    /// `shape` with `schema` required of every key it does not evaluate.
+    pub(super) fn evaluate_properties_of(
+        &mut self,
+        mut shape: ObjectShape,
+        schema: NodeId,
+    ) -> Result<ObjectShape, GraphError> {
+        if shape.evaluated.all || schema == ANY {
+            shape.evaluated.all = true;
+            return Ok(shape);
+        }
+        let patterns = shape.patterns.clone();
+        let names = shape.evaluated.names.clone();
+        for (name, node) in shape.properties.iter_mut() {
+            if !names.contains(name) && !patterns.iter().any(|p| p.keys.matches(name.as_bytes())) {
+                *node = self.all(vec![*node, schema]);
+            }
+        }
+        // The schema acts as an `additionalProperties` whose owner has every pattern of the shape
+        // (with no schema of their own): keys matching any pattern are evaluated.
+        let owner = shape.others.len();
+        shape.patterns.extend(patterns.iter().map(|p| PatternProperty { keys: Arc::clone(&p.keys), node: ANY, owner }));
+        if shape.patterns.len() > MAX_PATTERNS_PER_OBJECT {
+            return Err(GraphError::TooManyPatterns);
+        }
+        shape.others.push(schema);
+        shape.other = self.all(vec![shape.other, schema]);
+        shape.keys = None;
+        shape.evaluated.all = true;
+        Ok(shape)
+    }
+
+    /// The array shapes of a schema object with `unevaluatedItems: schema` applied (see
+    /// [`Graph::evaluate_remaining_properties`] for why combinations of shapes).
+    pub(super) fn evaluate_remaining_items(
+        &mut self,
+        shapes: &[ArrayShape],
+        schema: NodeId,
+        pointer: &Arc<str>,
+    ) -> Result<Vec<ArrayShape>, GraphError> {
+        let key = |s: &ArrayShape| {
+            (s.evaluated.all, s.evaluated.prefix, s.evaluated.matching.into_iter().collect::<BTreeSet<NodeId>>())
+        };
+        let union = |a: &(bool, u64, BTreeSet<NodeId>), b: &(bool, u64, BTreeSet<NodeId>)| {
+            (a.0 || b.0, a.1.max(b.1), a.2.union(&b.2).copied().collect())
+        };
+        let keys: Vec<_> = shapes.iter().map(key).collect();
+        let subsets = combinations(&keys, union, pointer)?;
+        let mut result = Vec::new();
+        for subset in subsets {
+            for shape in self.intersect_arrays(shapes, &subset)? {
+                result.push(self.evaluate_items_of(shape, schema));
+            }
+        }
+        Ok(result)
+    }
+
+    /// `shape` with `schema` required of every item it does not evaluate.
+    pub(super) fn evaluate_items_of(&mut self, mut shape: ArrayShape, schema: NodeId) -> ArrayShape {
+        if shape.evaluated.all || schema == ANY {
+            shape.evaluated.all = true;
+            return shape;
+        }
+        // An unevaluated item is one past the evaluated prefix that `contains` does not match.
+        let required = match shape.evaluated.matching {
+            Some(matching) => self.any(vec![matching, schema]),
+            None => schema,
+        };
+        let from = shape.evaluated.prefix;
+        while (shape.prefix.len() as u64) < from {
+            shape.prefix.push(shape.rest);
+        }
+        for i in from as usize..shape.prefix.len() {
+            shape.prefix[i] = self.all(vec![shape.prefix[i], required]);
+        }
+        shape.rest = self.all(vec![shape.rest, required]);
+        if let Some(c) = shape.contains.take() {
+            let prefix = shape.prefix.clone();
+            shape.contains = Some(Contains::new(self, c.node, (c.min, c.max), c.from, &prefix, shape.rest));
+        }
+        shape.evaluated.all = true;
+        shape
+    }
+}

@@ -1,0 +1,175 @@
+//! The recogniser's strings beyond one automaton: strings admitted by length alone (a code
+//! point counter beside the automaton), and strings read by a syntax (ECMA-262 patterns, host
+//! names).
+
+use super::Step;
+use crate::automata::ByteDfa;
+use crate::automata::StateId;
+use crate::automata::DEAD;
+use crate::schema::strings::LengthRange;
+use crate::schema::strings::StringSyntax;
+use crate::structured::graph::Graph;
+use crate::structured::hostname::HostnameReader;
+use crate::structured::pattern_syntax::PatternSyntax;
+use crate::structured::strings::CodePointCounter;
+use crate::structured::strings::DecodeStep;
+use crate::structured::strings::StringDecoder;
+use std::sync::Arc;
+
+/// A string admitted by its length in code points (a bound too large for an automaton), read on
+/// the any-string automaton with a counter; the node's other strings, if any, run alongside.
+#[derive(Debug, Clone)]
+pub(super) struct CountedString {
+    /// State on [`Graph::any_string`] ([`DEAD`] once the length rules this reading out).
+    pub(super) text: StateId,
+    pub(super) counter: CodePointCounter,
+    pub(super) range: LengthRange,
+    pub(super) alt: Option<(Arc<ByteDfa>, StateId)>,
+}
+
+/// A string read by a syntax (`format: "regex"`, `"hostname"`, `"idn-hostname"`): its decoded
+/// text runs through the syntax's reader; the node's other strings, if any, run alongside on
+/// their automaton.
+#[derive(Debug, Clone)]
+pub(super) struct SyntaxString {
+    /// `None` once the text can no longer be one of the syntax's strings.
+    pub(super) reading: Option<SyntaxReading>,
+    pub(super) alt: Option<(Arc<ByteDfa>, StateId)>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct SyntaxReading {
+    pub(super) decoder: StringDecoder,
+    pub(super) reader: SyntaxReader,
+    /// `minLength`, in code points: a pattern can always grow to it (by `a`s).
+    pub(super) min_length: u64,
+    /// Code points read.
+    pub(super) length: u64,
+    /// The closing quote was read (after a valid text).
+    pub(super) closed: bool,
+}
+
+/// The reader of one syntax, fed decoded code points.
+#[derive(Debug, Clone)]
+pub(super) enum SyntaxReader {
+    Pattern(PatternSyntax),
+    Hostname(HostnameReader),
+}
+
+impl SyntaxReader {
+    pub(super) fn new(syntax: StringSyntax) -> SyntaxReader {
+        match syntax {
+            StringSyntax::Pattern => SyntaxReader::Pattern(PatternSyntax::default()),
+            StringSyntax::Hostname => SyntaxReader::Hostname(HostnameReader::new(false)),
+            StringSyntax::IdnHostname => SyntaxReader::Hostname(HostnameReader::new(true)),
+        }
+    }
+
+    pub(super) fn feed(&mut self, c: char) -> bool {
+        match self {
+            SyntaxReader::Pattern(p) => p.feed(c),
+            SyntaxReader::Hostname(h) => h.feed(c),
+        }
+    }
+
+    pub(super) fn admits_pending(&self, decoder: &StringDecoder) -> bool {
+        match self {
+            SyntaxReader::Pattern(p) => p.admits_pending(decoder),
+            SyntaxReader::Hostname(h) => h.admits_pending(decoder),
+        }
+    }
+
+    pub(super) fn is_accepting(&self) -> bool {
+        match self {
+            SyntaxReader::Pattern(p) => p.is_accepting(),
+            SyntaxReader::Hostname(h) => h.is_accepting(),
+        }
+    }
+}
+
+impl SyntaxReading {
+    /// The reading after `b`, if the text may still be (or now is) one of the syntax's strings.
+    pub(super) fn fed(&self, b: u8) -> Option<SyntaxReading> {
+        if self.closed {
+            return None;
+        }
+        let mut next = self.clone();
+        match next.decoder.feed(b) {
+            DecodeStep::Invalid => None,
+            DecodeStep::Closed => {
+                next.closed = true;
+                (next.length >= next.min_length && next.reader.is_accepting()).then_some(next)
+            }
+            DecodeStep::Continue => {
+                let SyntaxReading { decoder, reader, length, .. } = &mut next;
+                // The reader keeps what it needs of the text: the decoder holds only what is new.
+                let fed = decoder.value().chars().all(|c| {
+                    *length += 1;
+                    reader.feed(c)
+                });
+                decoder.clear_value();
+                (fed && reader.admits_pending(decoder)).then_some(next)
+            }
+        }
+    }
+}
+
+impl CountedString {
+    /// Whether the length reading can still end in range: below the maximum while open (any
+    /// string may grow to the minimum), within the range once closed.
+    pub(super) fn counted_alive(&self, graph: &Graph) -> bool {
+        let count = self.counter.count;
+        self.text != DEAD
+            && self.range.max.is_none_or(|max| count <= max)
+            && (!graph.any_string.is_accepting(self.text) || count >= self.range.min)
+    }
+
+    pub(super) fn is_complete(&self, graph: &Graph) -> bool {
+        (self.counted_alive(graph) && graph.any_string.is_accepting(self.text))
+            || self.alt.as_ref().is_some_and(|(dfa, state)| dfa.is_accepting(*state))
+    }
+
+    pub(super) fn feed(&mut self, graph: &Graph, b: u8) -> Step {
+        let text = if self.counted_alive(graph) { graph.any_string.next(self.text, b) } else { DEAD };
+        let alt = self.alt.as_ref().map(|(dfa, state)| (dfa, dfa.next(*state, b))).filter(|(_, s)| *s != DEAD);
+        if text == DEAD && alt.is_none() {
+            return if self.is_complete(graph) { Step::NotMine } else { Step::Rejected };
+        }
+        self.alt = alt.map(|(dfa, state)| (Arc::clone(dfa), state));
+        self.text = text;
+        if text != DEAD {
+            self.counter.feed(b);
+        }
+        if self.counted_alive(graph) || self.alt.is_some() {
+            Step::Consumed
+        } else {
+            Step::Rejected
+        }
+    }
+
+    /// Whether the length reading is open with room for 4 more code points: more than 2^64
+    /// completions.
+    pub(super) fn open_ended(&self, graph: &Graph) -> bool {
+        self.counted_alive(graph)
+            && !graph.any_string.is_accepting(self.text)
+            && self.range.max.is_none_or(|max| max.saturating_sub(self.counter.count) >= 4)
+    }
+}
+
+impl SyntaxString {
+    pub(super) fn is_complete(&self) -> bool {
+        self.reading.as_ref().is_some_and(|r| r.closed)
+            || self.alt.as_ref().is_some_and(|(dfa, s)| dfa.is_accepting(*s))
+    }
+
+    pub(super) fn feed(&mut self, b: u8) -> Step {
+        let reading = self.reading.as_ref().and_then(|r| r.fed(b));
+        let alt = self.alt.as_ref().map(|(dfa, state)| (dfa, dfa.next(*state, b))).filter(|(_, s)| *s != DEAD);
+        if reading.is_none() && alt.is_none() {
+            return if self.is_complete() { Step::NotMine } else { Step::Rejected };
+        }
+        self.alt = alt.map(|(dfa, state)| (Arc::clone(dfa), state));
+        self.reading = reading;
+        Step::Consumed
+    }
+}
