@@ -99,6 +99,27 @@ fn compile_with(
     Ok(Lowered::Program(Box::new(StructuredProgram { graph, root, max_whitespace: options.max_json_whitespace })))
 }
 
+/// A schema's structured program under default options, for the unit tests of the arm's rooms.
+#[cfg(test)]
+pub(crate) fn lowered(schema: &str) -> Result<StructuredProgram> {
+    let options = CompilerOptions::default();
+    compile_document(&SchemaDocument::parse(schema, &options)?, &options)
+}
+
+/// Whether the recogniser accepts `text` whole, for the unit tests of the arm's rooms.
+#[cfg(test)]
+pub(crate) fn accepts(program: &StructuredProgram, text: &str) -> bool {
+    let mut matcher = program.start();
+    matcher.feed_all(&program.graph, text.as_bytes()) && matcher.is_accepting(&program.graph)
+}
+
+/// The code of the diagnostic a schema is refused with, for the unit tests of the arm's rooms.
+#[cfg(test)]
+pub(crate) fn refusal(schema: &str) -> DiagnosticCode {
+    let error = lowered(schema).expect_err(schema);
+    error.diagnostic().expect("a refusal carries a diagnostic").code
+}
+
 /// The diagnostic for a graph that could not be finished.
 fn graph_diagnostic(error: graph::GraphError) -> Diagnostic {
     use graph::GraphError::*;

@@ -2,24 +2,17 @@
 //! nodes, shape by shape (strings by automaton products, objects and arrays by products of their
 //! alternatives).
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, OnceLock};
+
 use super::{
-    evaluation::MAX_EVALUATION_SHAPES, fixpoints::min_bound, push_alternative,
-    unique_domains::MAX_UNIQUE_STRING_DOMAIN, ArrayShape, Contains, Graph, GraphError, ItemsEvaluated, KeyWitness,
-    Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated, SyntaxStrings, ANY, FEW_VALUES,
-    MAX_PATTERNS_PER_OBJECT, MAX_SHAPES_PER_NODE, NEVER,
+    fixpoints::min_bound, push_alternative, unique_domains::MAX_UNIQUE_STRING_DOMAIN, ArrayShape, Contains, Graph,
+    GraphError, ItemsEvaluated, KeyWitness, Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated,
+    SyntaxStrings, ANY, FEW_VALUES, MAX_PATTERNS_PER_OBJECT, MAX_SHAPES_PER_NODE, NEVER,
 };
-use crate::automata::json;
-use crate::automata::json_escapes::decoded_strings;
-use crate::automata::json_escapes::json_literal_strings;
-use crate::automata::ByteDfa;
-use crate::automata::StateId;
-use crate::schema::strings::LengthRange;
-use crate::schema::strings::StringSyntax;
-use crate::schema::strings::MAX_LENGTH_BOUND;
-use std::collections::BTreeMap;
-use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::sync::OnceLock;
+use crate::automata::json_escapes::{decoded_strings, json_literal_strings};
+use crate::automata::{json, ByteDfa, StateId};
+use crate::schema::strings::{LengthRange, StringSyntax, MAX_LENGTH_BOUND};
 
 /// Adds what `other` admits to `content`, string automata aside (the caller joins those).
 pub(super) fn absorb(content: &mut Node, other: &Node) -> Result<(), GraphError> {
@@ -85,45 +78,6 @@ pub(super) fn drop_subsumed_objects(shapes: &mut Vec<ObjectShape>) {
     }
     let mut flags = keep.into_iter();
     shapes.retain(|_| flags.next().unwrap_or(true));
-}
-
-/// The subsets of shapes (by index) worth a combination under `unevaluated*`: each shape alone
-/// when all evaluate alike; otherwise every subset whose union of evaluations (`keys`) no
-/// smaller subset already reaches by dropping one member.
-pub(super) fn combinations<K: PartialEq>(
-    keys: &[K],
-    union: impl Fn(&K, &K) -> K,
-    pointer: &Arc<str>,
-) -> Result<Vec<Vec<usize>>, GraphError> {
-    if keys.windows(2).all(|w| w[0] == w[1]) {
-        return Ok((0..keys.len()).map(|i| vec![i]).collect());
-    }
-    if keys.len() > MAX_EVALUATION_SHAPES {
-        return Err(GraphError::Unsupported {
-            pointer: Arc::clone(pointer),
-            what: "more than 6 alternatives of differing evaluations (anyOf, oneOf, if, dependencies)",
-        });
-    }
-    let union_of = |members: &[usize]| {
-        let mut it = members.iter();
-        let first = it.next().map(|&i| union(&keys[i], &keys[i]))?;
-        Some(it.fold(first, |acc, &i| union(&acc, &keys[i])))
-    };
-    let mut subsets = Vec::new();
-    for mask in 1u32..(1 << keys.len()) {
-        let members: Vec<usize> = (0..keys.len()).filter(|&i| mask & (1 << i) != 0).collect();
-        let whole = union_of(&members);
-        let redundant = members.len() > 1
-            && (0..members.len()).any(|drop| {
-                let rest: Vec<usize> =
-                    members.iter().enumerate().filter(|&(j, _)| j != drop).map(|(_, &i)| i).collect();
-                union_of(&rest) == whole
-            });
-        if !redundant {
-            subsets.push(members);
-        }
-    }
-    Ok(subsets)
 }
 
 /// The witnesses of a conjunction, without those another one implies: a member outside a
@@ -694,5 +648,53 @@ impl Graph {
             node = self.intersect_content(&node, &other)?;
         }
         Ok(node.arrays)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::DiagnosticCode;
+    use crate::structured::{accepts, lowered, refusal};
+
+    #[test]
+    fn a_conjunction_of_string_sets_keeps_their_common_strings() {
+        let program = lowered(r#"{"allOf": [{"enum": ["a", "b"]}, {"enum": ["b", "c"]}]}"#).unwrap();
+        let node = program.graph.node(program.root);
+        let strings = node.strings.as_ref().expect("one string is left");
+        assert!(strings.matches(br#""b""#));
+        assert!(!strings.matches(br#""a""#) && !strings.matches(br#""c""#));
+        assert!(!node.null && node.numbers.is_empty() && node.arrays.is_empty() && node.objects.is_empty());
+    }
+
+    #[test]
+    fn the_complement_of_a_type_admits_every_other_type() {
+        let program = lowered(r#"{"not": {"type": "string"}}"#).unwrap();
+        let node = program.graph.node(program.root);
+        assert!(node.null && node.true_ && node.false_);
+        assert!(!node.numbers.is_empty() && !node.arrays.is_empty() && !node.objects.is_empty());
+        assert!(node.strings.as_ref().is_none_or(|s| !s.matches(br#""x""#)));
+        assert!(accepts(&program, "[1]") && !accepts(&program, r#""x""#));
+    }
+
+    #[test]
+    fn the_complement_of_an_array_bound_is_the_other_lengths() {
+        let program = lowered(r#"{"type": "array", "not": {"maxItems": 1}}"#).unwrap();
+        assert!(accepts(&program, "[1, 2]") && accepts(&program, "[1, 2, 3]"));
+        assert!(!accepts(&program, "[1]") && !accepts(&program, "[]") && !accepts(&program, "{}"));
+    }
+
+    #[test]
+    fn a_disjunction_keeps_each_shape() {
+        let program =
+            lowered(r#"{"anyOf": [{"type": "array", "minItems": 2}, {"type": "array", "maxItems": 0}]}"#).unwrap();
+        assert_eq!(program.graph.node(program.root).arrays.len(), 2);
+        assert!(accepts(&program, "[]") && accepts(&program, "[1, 2]") && !accepts(&program, "[1]"));
+    }
+
+    #[test]
+    fn a_product_of_objects_sees_contradicting_constants() {
+        let schema = r#"{"type": "object", "required": ["a"], "allOf": [
+            {"properties": {"a": {"const": 1}}}, {"properties": {"a": {"const": 2}}}]}"#;
+        assert_eq!(refusal(schema), DiagnosticCode::UnsatisfiableSchema);
     }
 }

@@ -1,12 +1,12 @@
 //! `unevaluatedProperties` and `unevaluatedItems`: what a schema object's shapes leave
 //! unevaluated, and the schema that then applies to it.
 
-use super::{
-    algebra::combinations, ArrayShape, Contains, Graph, GraphError, NodeId, ObjectShape, PatternProperty, ANY,
-    MAX_PATTERNS_PER_OBJECT,
-};
 use std::collections::BTreeSet;
 use std::sync::Arc;
+
+use super::{
+    ArrayShape, Contains, Graph, GraphError, NodeId, ObjectShape, PatternProperty, ANY, MAX_PATTERNS_PER_OBJECT,
+};
 
 /// Most shapes of differing evaluations that `unevaluated*` combines (`2^n - 1` combinations).
 pub(super) const MAX_EVALUATION_SHAPES: usize = 6;
@@ -125,5 +125,89 @@ impl Graph {
         }
         shape.evaluated.all = true;
         shape
+    }
+}
+
+/// The subsets of shapes (by index) worth a combination under `unevaluated*`: each shape alone
+/// when all evaluate alike; otherwise every subset whose union of evaluations (`keys`) no
+/// smaller subset already reaches by dropping one member.
+pub(super) fn combinations<K: PartialEq>(
+    keys: &[K],
+    union: impl Fn(&K, &K) -> K,
+    pointer: &Arc<str>,
+) -> Result<Vec<Vec<usize>>, GraphError> {
+    if keys.windows(2).all(|w| w[0] == w[1]) {
+        return Ok((0..keys.len()).map(|i| vec![i]).collect());
+    }
+    if keys.len() > MAX_EVALUATION_SHAPES {
+        return Err(GraphError::Unsupported {
+            pointer: Arc::clone(pointer),
+            what: "more than 6 alternatives of differing evaluations (anyOf, oneOf, if, dependencies)",
+        });
+    }
+    let union_of = |members: &[usize]| {
+        let mut it = members.iter();
+        let first = it.next().map(|&i| union(&keys[i], &keys[i]))?;
+        Some(it.fold(first, |acc, &i| union(&acc, &keys[i])))
+    };
+    let mut subsets = Vec::new();
+    for mask in 1u32..(1 << keys.len()) {
+        let members: Vec<usize> = (0..keys.len()).filter(|&i| mask & (1 << i) != 0).collect();
+        let whole = union_of(&members);
+        let redundant = members.len() > 1
+            && (0..members.len()).any(|drop| {
+                let rest: Vec<usize> =
+                    members.iter().enumerate().filter(|&(j, _)| j != drop).map(|(_, &i)| i).collect();
+                union_of(&rest) == whole
+            });
+        if !redundant {
+            subsets.push(members);
+        }
+    }
+    Ok(subsets)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::structured::graph::NEVER;
+    use crate::structured::{accepts, lowered};
+
+    #[test]
+    fn unevaluated_properties_close_what_properties_leave_open() {
+        let program = lowered(r#"{"properties": {"a": {}}, "unevaluatedProperties": false}"#).unwrap();
+        let shape = &program.graph.node(program.root).objects[0];
+        assert_eq!(shape.other, NEVER);
+        assert!(shape.properties.contains_key("a"));
+        assert!(accepts(&program, r#"{"a": 1}"#) && !accepts(&program, r#"{"b": 1}"#));
+    }
+
+    #[test]
+    fn unevaluated_items_apply_after_the_prefix_of_an_operand() {
+        let program =
+            lowered(r#"{"allOf": [{"prefixItems": [{"type": "string"}]}], "unevaluatedItems": {"type": "integer"}}"#)
+                .unwrap();
+        let graph = &program.graph;
+        let rest = graph.node(graph.node(program.root).arrays[0].rest);
+        assert!(!rest.numbers.is_empty() && rest.strings.is_none() && !rest.null);
+        assert!(accepts(&program, r#"["x", 1, 2]"#) && !accepts(&program, r#"["x", "y"]"#));
+    }
+
+    #[test]
+    fn each_branch_of_an_any_of_evaluates_what_it_matched() {
+        let program = lowered(
+            r#"{"anyOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}}],
+                "unevaluatedProperties": false}"#,
+        )
+        .unwrap();
+        for (text, accepted) in [
+            (r#"{"a": "x"}"#, true),
+            (r#"{"b": "y"}"#, true),
+            (r#"{"a": "x", "b": "y"}"#, true),
+            (r#"{"c": 1}"#, false),
+            // Only the second branch matches, and it does not evaluate `a`.
+            (r#"{"a": 1}"#, false),
+        ] {
+            assert_eq!(accepts(&program, text), accepted, "{text}");
+        }
     }
 }

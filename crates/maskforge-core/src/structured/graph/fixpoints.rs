@@ -2,11 +2,12 @@
 //! sound under-approximation of which admit infinitely many; the liveness questions over shapes
 //! that the matcher asks with them.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use super::{
     keys::addable_optional_keys, unique_domains::FiniteDomains, ArrayShape, Graph, Node, ObjectShape, SeenKeys,
 };
-use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Whether an object with keys `seen`, `extra` further keys not named by the shape about to be
 /// added, can still gain the member its witness asks for (true without one).
@@ -258,5 +259,63 @@ impl Graph {
             }
         }
         self.satisfiable = sat;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{contains_reachable, reachable_items};
+    use crate::error::DiagnosticCode;
+    use crate::structured::{accepts, lowered, refusal};
+
+    #[test]
+    fn a_schema_that_requires_itself_without_end_is_unsatisfiable() {
+        let endless = r##"{"$defs": {"t": {"type": "object", "properties": {"next": {"$ref": "#/$defs/t"}},
+            "required": ["next"]}}, "$ref": "#/$defs/t"}"##;
+        assert_eq!(refusal(endless), DiagnosticCode::UnsatisfiableSchema);
+        let optional = endless.replace(r#""required": ["next"]"#, r#""maxProperties": 1"#);
+        let program = lowered(&optional).unwrap();
+        assert!(program.graph.is_satisfiable(program.root));
+        assert!(program.graph.infinite[program.root as usize], "a chain of any length");
+        assert!(accepts(&program, r#"{"next": {"next": {}}}"#));
+    }
+
+    #[test]
+    fn finitely_many_values_are_told_from_infinitely_many() {
+        for (schema, infinite) in [
+            (r#"{"enum": [1, 2, 3]}"#, false),
+            (r#"{"type": "boolean"}"#, false),
+            (r#"{"type": "array", "items": {"type": "boolean"}, "maxItems": 3}"#, false),
+            (r#"{"type": "object", "properties": {"a": {"type": "null"}}, "additionalProperties": false}"#, false),
+            (r#"{"type": "string"}"#, true),
+            (r#"{"type": "array", "items": {"type": "boolean"}}"#, true),
+            (r#"{"type": "integer", "minimum": 0}"#, true),
+        ] {
+            let program = lowered(schema).unwrap();
+            assert_eq!(program.graph.infinite[program.root as usize], infinite, "{schema}");
+        }
+    }
+
+    #[test]
+    fn items_stop_at_the_first_unsatisfiable_position() {
+        let program = lowered(r#"{"type": "array", "prefixItems": [{"const": 1}, false]}"#).unwrap();
+        let graph = &program.graph;
+        let shape = &graph.node(program.root).arrays[0];
+        assert_eq!(reachable_items(shape, &graph.satisfiable), 1);
+        assert!(accepts(&program, "[1]") && !accepts(&program, "[1, 1]"));
+        let open = lowered(r#"{"type": "array", "items": {"const": 1}}"#).unwrap();
+        assert_eq!(reachable_items(&open.graph.node(open.root).arrays[0], &open.graph.satisfiable), u64::MAX);
+    }
+
+    #[test]
+    fn contains_counts_are_reachable_only_with_room_left() {
+        let program =
+            lowered(r#"{"type": "array", "contains": {"const": 1}, "minContains": 2, "maxItems": 3}"#).unwrap();
+        let graph = &program.graph;
+        let shape = &graph.node(program.root).arrays[0];
+        assert!(contains_reachable(shape, &graph.satisfiable, 0, 0));
+        assert!(contains_reachable(shape, &graph.satisfiable, 2, 1), "one slot for the second match");
+        assert!(!contains_reachable(shape, &graph.satisfiable, 2, 0), "two matches, one slot");
+        assert!(!contains_reachable(shape, &graph.satisfiable, 3, 1), "no slot left");
     }
 }

@@ -2,19 +2,14 @@
 //! (sets of patterns an unnamed key matches) with their schemas, the unnamed keys' languages and
 //! counts, and which key texts stay live.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, OnceLock};
+
 use super::{Graph, GraphError, ObjectShape, PatternKeys, SeenKeys, SyntaxStrings, NEVER};
-use crate::automata::json;
-use crate::automata::json_escapes::decoded_strings;
-use crate::automata::json_escapes::json_literal_strings;
-use crate::automata::json_escapes::json_strings_decoding_to;
-use crate::automata::ByteDfa;
-use crate::automata::StateId;
+use crate::automata::json_escapes::{decoded_strings, json_literal_strings, json_strings_decoding_to};
+use crate::automata::{json, ByteDfa, StateId};
 use crate::schema::strings::StringSyntax;
 use crate::structured::pattern_syntax::is_pattern;
-use std::collections::BTreeMap;
-use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::sync::OnceLock;
 
 impl PatternKeys {
     /// Whether `propertyNames` admits `key`.
@@ -309,5 +304,39 @@ impl Graph {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::structured::graph::NEVER;
+    use crate::structured::{accepts, lowered};
+
+    #[test]
+    fn overlapping_patterns_give_a_key_every_schema_it_matches() {
+        let program = lowered(
+            r#"{"type": "object", "patternProperties": {"^a": {"type": "integer"}, "^ab": {"minimum": 3}},
+                "additionalProperties": false}"#,
+        )
+        .unwrap();
+        let shape = &program.graph.node(program.root).objects[0];
+        assert!(shape.keys.is_some(), "the shape's keys are classified");
+        assert_eq!(shape.value_schema("b"), NEVER);
+        assert_ne!(shape.value_schema("abc"), shape.value_schema("ax"));
+        assert!(accepts(&program, r#"{"abc": 3, "ax": 2}"#));
+        assert!(!accepts(&program, r#"{"abc": 2}"#) && !accepts(&program, r#"{"b": 1}"#));
+        assert!(!accepts(&program, r#"{"ax": 2.5}"#));
+    }
+
+    #[test]
+    fn a_named_property_outside_property_names_cannot_occur() {
+        let program =
+            lowered(r#"{"type": "object", "propertyNames": {"maxLength": 2}, "properties": {"long": {}, "ok": {}}}"#)
+                .unwrap();
+        let shape = &program.graph.node(program.root).objects[0];
+        let keys = shape.keys.as_ref().expect("propertyNames classifies keys");
+        assert!(keys.admits_name("ok") && !keys.admits_name("long"));
+        assert_eq!(shape.properties["long"], NEVER);
+        assert!(accepts(&program, r#"{"ok": 1, "x": 2}"#) && !accepts(&program, r#"{"long": 1}"#));
     }
 }

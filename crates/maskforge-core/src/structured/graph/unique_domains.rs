@@ -1,13 +1,15 @@
 //! `uniqueItems` at compile time: which item schemas the matcher can compare exactly, and the
 //! finite value domains it counts against.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
 use super::{literals, ArrayShape, Graph, NodeId};
 use crate::automata::json_escapes::decoded_strings;
 use crate::automata::ByteDfa;
 use crate::numbers::Decimal;
-use serde_json::Value as Json;
-use std::collections::HashMap;
-use std::sync::Arc;
 
 /// The values an item under `uniqueItems` may take, when finitely many.
 #[derive(Debug)]
@@ -239,4 +241,36 @@ fn augment<'v>(
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ItemDomain;
+    use crate::error::DiagnosticCode;
+    use crate::structured::{accepts, lowered, refusal};
+
+    #[test]
+    fn distinct_booleans_run_out_after_two() {
+        let schema = r#"{"type": "array", "items": {"type": "boolean"}, "uniqueItems": true, "minItems": 3}"#;
+        assert_eq!(refusal(schema), DiagnosticCode::UnsatisfiableSchema);
+        let program = lowered(&schema.replace("\"minItems\": 3", "\"minItems\": 2")).unwrap();
+        let item = program.graph.node(program.root).arrays[0].rest;
+        match program.graph.finite_domains.get(&item).map(|d| d.as_ref()) {
+            Some(ItemDomain::Values(values)) => assert_eq!(values.len(), 2),
+            other => panic!("booleans are two values: {other:?}"),
+        }
+        assert!(accepts(&program, "[true, false]") && !accepts(&program, "[true, true]"));
+    }
+
+    #[test]
+    fn numbers_compare_by_value() {
+        let program = lowered(r#"{"type": "array", "items": {"type": "number"}, "uniqueItems": true}"#).unwrap();
+        assert!(accepts(&program, "[1, 2.0]") && !accepts(&program, "[1, 1.0]") && !accepts(&program, "[2, 2e0]"));
+    }
+
+    #[test]
+    fn repeated_containers_with_finitely_many_values_are_refused() {
+        let schema = r#"{"type": "array", "uniqueItems": true, "items": {"type": "array", "maxItems": 0}}"#;
+        assert_eq!(refusal(schema), DiagnosticCode::UnsupportedKeyword);
+    }
 }

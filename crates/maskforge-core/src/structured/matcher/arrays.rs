@@ -2,20 +2,15 @@
 //! items, `contains` counts and `uniqueItems` (items compared by value, each prefix kept
 //! completable by an unseen item).
 
+use std::sync::Arc;
+
 use super::{
     feed_shared, is_ws, objects::unseen_key_completes, objects::ObjectPhase, start_shared, FedValues, OpenStrings,
     Step, Value,
 };
-use crate::structured::graph::contains_reachable;
-use crate::structured::graph::reachable_items;
-use crate::structured::graph::ArrayShape;
-use crate::structured::graph::Canon;
-use crate::structured::graph::Graph;
-use crate::structured::graph::NodeId;
-use crate::structured::strings::DecodeStep;
-use crate::structured::strings::StringDecoder;
+use crate::structured::graph::{contains_reachable, reachable_items, ArrayShape, Canon, Graph, NodeId};
+use crate::structured::strings::{DecodeStep, StringDecoder};
 use crate::structured::unique;
-use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ArrayPhase {

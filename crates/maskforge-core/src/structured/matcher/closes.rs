@@ -3,22 +3,17 @@
 //! containers detached from their surroundings, keys read against finite key sets). The
 //! recogniser never calls this module.
 
+use std::sync::Arc;
+
 use super::{
     arrays::ArrayPhase, is_ws, objects::key_allowed, objects::key_use, objects::keys_are_patterns,
     objects::object_live, objects::unseen_key_completes, objects::KeyOptions, objects::ObjectPhase,
     objects::ObjectTrack, DocumentMatcher, Nesting, Step, Value, MAX_INSTANCE_DEPTH,
 };
-use crate::automata::ByteDfa;
-use crate::automata::StateId;
-use crate::automata::DEAD;
+use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
-use crate::structured::graph::Graph;
-use crate::structured::graph::NodeId;
-use crate::structured::graph::PrefixRuns;
-use crate::structured::graph::SeenKeys;
-use crate::structured::strings::DecodeStep;
-use crate::structured::strings::StringDecoder;
-use std::sync::Arc;
+use crate::structured::graph::{Graph, NodeId, PrefixRuns, SeenKeys};
+use crate::structured::strings::{DecodeStep, StringDecoder};
 
 /// A member's or item's value read alone, from its container's side of the value's start: the
 /// whitespace before it, then the value on one schema, whose bytes its container only hands on

@@ -2,16 +2,16 @@
 //! *contexts*), so that `bind/` can answer a whole token trie subtree from a precomputed split
 //! instead of feeding the recogniser byte by byte. The recogniser never calls this module.
 
+use std::sync::Arc;
+
 use super::objects::{key_open, keys_are_patterns, room_for_unnamed_key, ObjectTrack};
 use super::{
     arrays::ArrayPhase, objects::ObjectPhase, string_readers::CountedString, string_readers::SyntaxString,
     DocumentMatcher, OpenStrings, Value,
 };
-use crate::automata::ByteDfa;
-use crate::automata::{StateId, DEAD};
+use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::graph::Graph;
-use std::sync::Arc;
 
 /// A string automaton and state a position is inside (see [`Value::string_contexts`]).
 pub(crate) type Context<'a> = (&'a Arc<ByteDfa>, StateId);

@@ -2,21 +2,13 @@
 //! with keys checked against named properties, patterns, `propertyNames`, the declared order
 //! and the shape's witness, and each prefix kept completable.
 
+use std::sync::{Arc, OnceLock};
+
 use super::{feed_shared, is_ws, start_shared, FedValues, OpenStrings, Step, Value};
-use crate::automata::ByteDfa;
-use crate::automata::StateId;
-use crate::automata::DEAD;
-use crate::structured::graph::addable_optional_keys;
-use crate::structured::graph::witness_reachable;
-use crate::structured::graph::Graph;
-use crate::structured::graph::NodeId;
-use crate::structured::graph::ObjectShape;
-use crate::structured::graph::SeenKeys;
+use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::structured::graph::{addable_optional_keys, witness_reachable, Graph, NodeId, ObjectShape, SeenKeys};
 use crate::structured::pattern_syntax::PatternSyntax;
-use crate::structured::strings::DecodeStep;
-use crate::structured::strings::StringDecoder;
-use std::sync::Arc;
-use std::sync::OnceLock;
+use crate::structured::strings::{DecodeStep, StringDecoder};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ObjectPhase {

@@ -2,15 +2,15 @@
 //! answered without feeding it, so that `bind/` can cut or take token trie subtrees whole.
 //! The recogniser never calls this module.
 
+use std::sync::Arc;
+
 use super::{
     arrays::ArrayPhase, arrays::ArrayValue, is_ws, objects::keys_are_patterns, objects::KeyOptions,
     objects::ObjectPhase, objects::ObjectTrack, objects::ObjectValue, DocumentMatcher, Value,
 };
 use crate::automata::DEAD;
-use crate::structured::graph::Graph;
-use crate::structured::graph::NodeId;
+use crate::structured::graph::{Graph, NodeId};
 use crate::structured::strings::StringDecoder;
-use std::sync::Arc;
 
 /// Whether `b` can begin some JSON value.
 pub(super) fn starts_value(b: u8) -> bool {
@@ -212,5 +212,62 @@ impl DocumentMatcher {
             return !is_ws(b);
         }
         (self.started || !is_ws(b)) && self.value.refuses(graph, b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Step;
+    use crate::executable::Backend;
+    use crate::Compiler;
+
+    /// The look ahead of mask walks never refuses a byte the matcher takes, and does refuse
+    /// most of the bytes it does not take.
+    #[test]
+    fn refused_bytes_are_rejected() {
+        let cases = [
+            (
+                r#"{"type": "object", "properties": {"n": {"type": "integer"}, "s": {"enum": ["a", "b"]}}, "additionalProperties": {"type": "array", "items": {"type": ["boolean", "null", "number"]}}}"#,
+                r#"{"n": -12, "x": [true, null, 1.5e3, false], "s": "b", "y": []}"#,
+            ),
+            (
+                r#"{"anyOf": [{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"], "additionalProperties": false}, {"type": "array", "items": {"type": "object"}}]}"#,
+                r#"[{"k": {"z": "q\"r"}}, {}]"#,
+            ),
+            (r#"{"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]}"#, r#" { "k" : 1 } "#),
+            (
+                // Named keys only, beside keys of a pattern: inside keys, bytes no key has next.
+                r#"{"type": "object", "properties": {"key": {}, "kez": {}, "\u00e9t\u00e9": {}}, "patternProperties": {"^x-[a-z]+$": {}}, "additionalProperties": false}"#,
+                r#"{"kez": 1, "x-ab": 2, "\u00e9t\u00e9": 3, "key": 4}"#,
+            ),
+        ];
+        let (mut refused, mut rejected) = (0, 0);
+        for (schema, text) in cases {
+            let executable = Compiler::without_cache().compile_json_schema(schema).unwrap();
+            let Backend::Structured(program) = executable.executable().backend() else {
+                panic!("{schema} is structured")
+            };
+            let graph = &program.graph;
+            let mut matcher = program.start();
+            for at in 0..=text.len() {
+                let inner = matcher.inner_container();
+                for b in 0..=255u8 {
+                    let taken = matcher.clone().feed(graph, b);
+                    rejected += usize::from(!taken);
+                    if matcher.refuses(graph, b) {
+                        assert!(!taken, "{schema}: {:?} refused after {:?}", b as char, &text[..at]);
+                        refused += 1;
+                    }
+                    if let Some(inner) = inner.as_ref().filter(|i| i.refuses(graph, b)) {
+                        let step = inner.clone().feed(graph, b);
+                        assert_eq!(step, Step::Rejected, "{schema}: {:?} after {:?}", b as char, &text[..at]);
+                    }
+                }
+                if at < text.len() {
+                    assert!(matcher.feed(graph, text.as_bytes()[at]), "{schema} takes {text}");
+                }
+            }
+        }
+        assert!(refused * 4 > rejected * 3, "the look ahead refuses {refused} of {rejected} rejected bytes");
     }
 }

@@ -2,19 +2,15 @@
 //! point counter beside the automaton), and strings read by a syntax (ECMA-262 patterns, host
 //! names).
 
+use std::sync::Arc;
+
 use super::Step;
-use crate::automata::ByteDfa;
-use crate::automata::StateId;
-use crate::automata::DEAD;
-use crate::schema::strings::LengthRange;
-use crate::schema::strings::StringSyntax;
+use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::schema::strings::{LengthRange, StringSyntax};
 use crate::structured::graph::Graph;
 use crate::structured::hostname::HostnameReader;
 use crate::structured::pattern_syntax::PatternSyntax;
-use crate::structured::strings::CodePointCounter;
-use crate::structured::strings::DecodeStep;
-use crate::structured::strings::StringDecoder;
-use std::sync::Arc;
+use crate::structured::strings::{CodePointCounter, DecodeStep, StringDecoder};
 
 /// A string admitted by its length in code points (a bound too large for an automaton), read on
 /// the any-string automaton with a counter; the node's other strings, if any, run alongside.
