@@ -1,5 +1,6 @@
-//! The liveness decisions of the number matcher (see the `numbers` module documentation): the combined step, the
-//! bounds per sign, and whether a family of completions holds an admissible value.
+//! The liveness decisions of the number matcher (see the `numbers` module documentation): the
+//! combined step, the bounds per sign, and whether a family of completions holds an admissible
+//! value.
 
 use std::cmp::Ordering;
 
