@@ -46,7 +46,7 @@ impl ExecutableSchema {
         if !likely_structured(document.root()) {
             return Self::regular_first(document, options, None);
         }
-        let structured = crate::structured::compile_document(document, options);
+        let structured = crate::structured::compile_program(document, options);
         match structured {
             Ok(program) if program.beyond_regular_arm() => {
                 Ok(ExecutableSchema { backend: Backend::Structured(Arc::new(program)) })
@@ -61,7 +61,7 @@ impl ExecutableSchema {
         options: &CompilerOptions,
         structured: Option<Result<StructuredProgram>>,
     ) -> Result<ExecutableSchema> {
-        let structured = || structured.unwrap_or_else(|| crate::structured::compile_document(document, options));
+        let structured = || structured.unwrap_or_else(|| crate::structured::compile_program(document, options));
         let backend = match crate::regular::compile_on_this_stack(document, options) {
             Ok(dfa) => Backend::Regular(Arc::new(dfa)),
             Err(Error::Schema(d)) if d.code == DiagnosticCode::RequiresStructuredBackend => {

@@ -5,6 +5,6 @@
 pub use crate::automata::{ecma, formats, json, json_escapes, AnyOrderMembers, ByteDfa, Re, StateId, DEAD};
 pub use crate::executable::{Matcher, COMPILE_STACK_BYTES};
 pub use crate::reference::reference_mask;
-pub use crate::regular::compile_document as compile_regular;
+pub use crate::regular::compile_automaton as compile_regular;
 pub use crate::schema::SchemaDocument;
 pub use crate::vocabulary::{Descend, Run, TokenTrie};

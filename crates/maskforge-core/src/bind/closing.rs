@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::automata::{ByteDfa, StateId, DEAD};
-use crate::structured::{NodeId, ValueClose};
+use crate::structured::{NodeId, ValueOutcome};
 use crate::vocabulary::{TokenId, TokenTrie, Vocabulary};
 
 /// The vocabulary's tokens that hold a `"`, by the bytes after their first one.
@@ -93,7 +93,7 @@ pub(crate) struct StringMemo {
     /// For each outcome of a close (see [`ValueCloses`](crate::structured::ValueCloses)), the
     /// tokens whose bytes after the quote the matcher reads; strings that tracks read on
     /// different automata.
-    pub(crate) value_tails: Vec<(ValueClose, Option<Arc<Vec<u32>>>)>,
+    pub(crate) value_tails: Vec<(ValueOutcome, Option<Arc<Vec<u32>>>)>,
     /// Whole masks by the tracks' states.
     masks: Vec<(Vec<StateId>, Box<[u32]>)>,
 }

@@ -752,7 +752,7 @@ impl BoundInner {
                     self.admit_fed(graph, matcher, group.bare.iter().chain(&group.tailed), out);
                     continue;
                 };
-                if outcome == 0 {
+                if outcome.is_refused() {
                     continue;
                 }
                 let answer = match answers.iter().position(|(known, _)| *known == outcome) {

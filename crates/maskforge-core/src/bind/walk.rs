@@ -17,7 +17,7 @@ use super::named_keys::{KeyRun, KeyStep};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::mask;
 use crate::numbers::NumberMatcher;
-use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step, ValueClose};
+use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step, ValueOutcome};
 use crate::vocabulary::{Run, TokenId};
 
 /// The matcher a walk state was entered from, and the depth of the trie node it was entered at:
@@ -113,7 +113,7 @@ pub(super) struct Resume<'a> {
 /// goes on from a copy of one state instead of replaying its content on the container.
 #[derive(Default)]
 struct CloseMemo<'a> {
-    answers: RefCell<Vec<(ValueClose, Option<WalkState<'a>>)>>,
+    answers: RefCell<Vec<(ValueOutcome, Option<WalkState<'a>>)>>,
 }
 
 impl<'a> Resume<'a> {

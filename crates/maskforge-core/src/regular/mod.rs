@@ -17,11 +17,11 @@ use crate::schema::SchemaDocument;
 
 /// Compiles a whole document: `ws value ws`, determinised and minimised. Runs on a thread with
 /// the compilation stack ([`crate::compile_stack::COMPILE_STACK_BYTES`]), whatever thread calls it.
-pub fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<ByteDfa> {
+pub fn compile_automaton(document: &SchemaDocument, options: &CompilerOptions) -> Result<ByteDfa> {
     crate::compile_stack::on_compile_stack(|| compile_on_this_stack(document, options))
 }
 
-/// [`compile_document`] on the caller's stack.
+/// [`compile_automaton`] on the caller's stack.
 pub(crate) fn compile_on_this_stack(document: &SchemaDocument, options: &CompilerOptions) -> Result<ByteDfa> {
     let mut lowering = lower::Lowering::new(document, options);
     let root = lowering.schema(document.root(), "")?;

@@ -24,7 +24,7 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use super::idna::{self, check_label, LabelFacts, Property, MAX_LABEL_OCTETS, MAX_NAME_OCTETS};
-use super::strings::StringDecoder;
+use super::string_decoder::StringDecoder;
 
 const ACE_PREFIX: &str = "xn--";
 

@@ -76,21 +76,26 @@ impl DynamicScope {
     }
 }
 
-/// Two `oneOf` branches (`i < j`) and a kind of value (an index of [`Graph::kind_nodes`]):
-/// `(i, j, kind)`.
-pub(crate) type KindPair = (usize, usize, usize);
+/// Two `oneOf` branches, by index (`first < second`), and a kind of value (an index of
+/// [`Graph::kind_nodes`]) on which they may share an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct BranchOverlap {
+    pub(crate) first: usize,
+    pub(crate) second: usize,
+    pub(crate) kind: usize,
+}
 
-/// A [`KindPair`] and the node of the two branches' intersection within that kind.
-pub(crate) type BranchPair = (KindPair, NodeId);
+/// A [`BranchOverlap`] to check, and the node of the two branches' intersection within that
+/// kind (satisfiable when they do overlap).
+pub(crate) type BranchPair = (BranchOverlap, NodeId);
 
-/// Pairs of branches (`i < j`) that may share an instance, and of which kind, per `oneOf`
-/// location.
-pub(crate) type OneOfOverlaps = BTreeMap<String, BTreeSet<KindPair>>;
+/// The pairs of branches that may share an instance, and of which kind, per `oneOf` location.
+pub(crate) type OneOfOverlaps = BTreeMap<String, BTreeSet<BranchOverlap>>;
 
 /// The JSON types a `type` keyword admits.
 #[derive(Debug, Clone, Copy)]
 struct Types {
-    null: bool,
+    admits_null: bool,
     boolean: bool,
     number: bool,
     integer: bool,
@@ -100,8 +105,15 @@ struct Types {
 }
 
 impl Types {
-    const ALL: Types =
-        Types { null: true, boolean: true, number: true, integer: false, string: true, array: true, object: true };
+    const ALL: Types = Types {
+        admits_null: true,
+        boolean: true,
+        number: true,
+        integer: false,
+        string: true,
+        array: true,
+        object: true,
+    };
 }
 
 impl<'a> Lowering<'a> {
@@ -217,7 +229,12 @@ impl<'a> Lowering<'a> {
             return Ok(vec![self.reference(map, pointer)?]);
         }
         let types = self.types(map, pointer)?;
-        let mut node = Node { null: types.null, true_: types.boolean, false_: types.boolean, ..Node::default() };
+        let mut node = Node {
+            admits_null: types.admits_null,
+            admits_true: types.boolean,
+            admits_false: types.boolean,
+            ..Node::default()
+        };
         if types.number || types.integer {
             if let Some(constraints) = self.numbers(map, pointer, types)? {
                 node.numbers.push(Arc::new(constraints));
@@ -304,7 +321,8 @@ impl<'a> Lowering<'a> {
                 for (i, &a) in branches.iter().enumerate() {
                     for (j, &b) in branches.iter().enumerate().skip(i + 1) {
                         for (kind, &of_kind) in kinds.iter().enumerate() {
-                            overlaps.push(((i, j, kind), self.graph.all(vec![a, b, of_kind])));
+                            let overlap = BranchOverlap { first: i, second: j, kind };
+                            overlaps.push((overlap, self.graph.all(vec![a, b, of_kind])));
                         }
                     }
                 }
@@ -330,19 +348,19 @@ impl<'a> Lowering<'a> {
     /// branch with the complement of every other it `overlaps` there (complementing a branch
     /// that cannot share the value would only multiply shapes: a tagged union of closed objects
     /// overlaps on strings and numbers, not on objects).
-    fn exactly_one(&mut self, branches: &[NodeId], pointer: &str, overlaps: &BTreeSet<KindPair>) -> NodeId {
+    fn exactly_one(&mut self, branches: &[NodeId], pointer: &str, overlaps: &BTreeSet<BranchOverlap>) -> NodeId {
         let kinds = self.graph.kind_nodes();
         let mut parts = Vec::new();
         let mut free_kinds = Vec::new();
         for (kind, &of_kind) in kinds.iter().enumerate() {
-            if !overlaps.iter().any(|&(_, _, k)| k == kind) {
+            if !overlaps.iter().any(|o| o.kind == kind) {
                 free_kinds.push(of_kind);
                 continue;
             }
             for (i, &branch) in branches.iter().enumerate() {
                 let mut operands = vec![of_kind, branch];
                 for (j, &other) in branches.iter().enumerate() {
-                    if j != i && overlaps.contains(&(i.min(j), i.max(j), kind)) {
+                    if j != i && overlaps.contains(&BranchOverlap { first: i.min(j), second: i.max(j), kind }) {
                         operands.push(self.graph.not(other, pointer));
                     }
                 }
@@ -452,7 +470,7 @@ impl<'a> Lowering<'a> {
     fn types(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<Types> {
         let Some(names) = read::type_names(map, pointer)? else { return Ok(Types::ALL) };
         let mut types = Types {
-            null: false,
+            admits_null: false,
             boolean: false,
             number: false,
             integer: false,
@@ -462,7 +480,7 @@ impl<'a> Lowering<'a> {
         };
         for name in names {
             match name {
-                "null" => types.null = true,
+                "null" => types.admits_null = true,
                 "boolean" => types.boolean = true,
                 "number" => types.number = true,
                 "integer" => types.integer = true,
@@ -635,9 +653,9 @@ impl<'a> Lowering<'a> {
     fn value_node(&mut self, value: &Value) -> Lowered<NodeId> {
         let mut node = Node::default();
         match value {
-            Value::Null => node.null = true,
-            Value::Bool(true) => node.true_ = true,
-            Value::Bool(false) => node.false_ = true,
+            Value::Null => node.admits_null = true,
+            Value::Bool(true) => node.admits_true = true,
+            Value::Bool(false) => node.admits_false = true,
             Value::Number(_) => {
                 let values = Some(vec![number_value(value)?]);
                 node.numbers.push(Arc::new(NumberConstraints { values, ..NumberConstraints::default() }));

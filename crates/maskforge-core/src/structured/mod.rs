@@ -13,7 +13,7 @@ mod idna_table;
 mod lower;
 mod matcher;
 mod pattern_syntax;
-mod strings;
+mod string_decoder;
 mod unique;
 
 use std::collections::BTreeSet;
@@ -24,7 +24,7 @@ use crate::schema::SchemaDocument;
 
 pub(crate) use graph::{Graph, NodeId};
 pub(crate) use matcher::{
-    feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, LoneValue, Step, ValueClose, ValueCloses,
+    feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, LoneValue, Step, ValueCloses, ValueOutcome,
 };
 
 /// A compiled structured schema.
@@ -52,7 +52,7 @@ impl StructuredProgram {
     }
 }
 
-pub(crate) fn compile_document(document: &SchemaDocument, options: &CompilerOptions) -> Result<StructuredProgram> {
+pub(crate) fn compile_program(document: &SchemaDocument, options: &CompilerOptions) -> Result<StructuredProgram> {
     // `oneOf` is lowered as `anyOf` when its branches are disjoint (cheap, no complement); a
     // location found overlapping is lowered again as "exactly one branch".
     // Branches found disjoint under `anyOf` lowering stay disjoint when nested `oneOf`s become
@@ -85,7 +85,7 @@ fn compile_with(
     let overlapping: lower::OneOfOverlaps = one_of_checks
         .into_iter()
         .filter_map(|(pointer, pairs)| {
-            let overlapping: BTreeSet<lower::KindPair> =
+            let overlapping: BTreeSet<lower::BranchOverlap> =
                 pairs.into_iter().filter(|&(_, both)| graph.is_satisfiable(both)).map(|(pair, _)| pair).collect();
             (!overlapping.is_empty()).then_some((pointer, overlapping))
         })
@@ -103,7 +103,7 @@ fn compile_with(
 #[cfg(test)]
 pub(crate) fn lowered(schema: &str) -> Result<StructuredProgram> {
     let options = CompilerOptions::default();
-    compile_document(&SchemaDocument::parse(schema, &options)?, &options)
+    compile_program(&SchemaDocument::parse(schema, &options)?, &options)
 }
 
 /// Whether the recogniser accepts `text` whole, for the unit tests of the arm's rooms.

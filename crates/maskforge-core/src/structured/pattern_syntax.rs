@@ -16,7 +16,7 @@
 
 use std::sync::OnceLock;
 
-use super::strings::StringDecoder;
+use super::string_decoder::StringDecoder;
 
 /// What the last term of the current alternative was, for the quantifier that may follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,9 +16,9 @@ use crate::schema::strings::{LengthRange, StringSyntax, MAX_LENGTH_BOUND};
 
 /// Adds what `other` admits to `content`, string automata aside (the caller joins those).
 pub(super) fn absorb(content: &mut Node, other: &Node) -> Result<(), GraphError> {
-    content.null |= other.null;
-    content.true_ |= other.true_;
-    content.false_ |= other.false_;
+    content.admits_null |= other.admits_null;
+    content.admits_true |= other.admits_true;
+    content.admits_false |= other.admits_false;
     for constraints in &other.numbers {
         push_alternative(&mut content.numbers, Arc::clone(constraints));
     }
@@ -244,8 +244,12 @@ impl Graph {
 
     /// Top-level intersection; children become (pending) conjunction nodes.
     pub(super) fn intersect_content(&mut self, x: &Node, y: &Node) -> Result<Node, GraphError> {
-        let mut node =
-            Node { null: x.null && y.null, true_: x.true_ && y.true_, false_: x.false_ && y.false_, ..Node::default() };
+        let mut node = Node {
+            admits_null: x.admits_null && y.admits_null,
+            admits_true: x.admits_true && y.admits_true,
+            admits_false: x.admits_false && y.admits_false,
+            ..Node::default()
+        };
         if x.numbers.len().saturating_mul(y.numbers.len()) > MAX_SHAPES_PER_NODE.saturating_mul(16) {
             return Err(GraphError::TooManyShapes);
         }
@@ -434,9 +438,9 @@ impl Graph {
         let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
         let any = self.nodes[ANY as usize].clone();
         let mut base = any.clone();
-        base.null = !x.null;
-        base.true_ = !x.true_;
-        base.false_ = !x.false_;
+        base.admits_null = !x.admits_null;
+        base.admits_true = !x.admits_true;
+        base.admits_false = !x.admits_false;
         if x.syntax_strings.is_some() {
             return Err(unsupported(
                 "strings outside a syntax's language (format \"regex\", \"hostname\" or \"idn-hostname\")",
@@ -663,14 +667,14 @@ mod tests {
         let strings = node.strings.as_ref().expect("one string is left");
         assert!(strings.matches(br#""b""#));
         assert!(!strings.matches(br#""a""#) && !strings.matches(br#""c""#));
-        assert!(!node.null && node.numbers.is_empty() && node.arrays.is_empty() && node.objects.is_empty());
+        assert!(!node.admits_null && node.numbers.is_empty() && node.arrays.is_empty() && node.objects.is_empty());
     }
 
     #[test]
     fn the_complement_of_a_type_admits_every_other_type() {
         let program = lowered(r#"{"not": {"type": "string"}}"#).unwrap();
         let node = program.graph.node(program.root);
-        assert!(node.null && node.true_ && node.false_);
+        assert!(node.admits_null && node.admits_true && node.admits_false);
         assert!(!node.numbers.is_empty() && !node.arrays.is_empty() && !node.objects.is_empty());
         assert!(node.strings.as_ref().is_none_or(|s| !s.matches(br#""x""#)));
         assert!(accepts(&program, "[1]") && !accepts(&program, r#""x""#));

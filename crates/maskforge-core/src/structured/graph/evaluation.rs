@@ -188,7 +188,7 @@ mod tests {
                 .unwrap();
         let graph = &program.graph;
         let rest = graph.node(graph.node(program.root).arrays[0].rest);
-        assert!(!rest.numbers.is_empty() && rest.strings.is_none() && !rest.null);
+        assert!(!rest.numbers.is_empty() && rest.strings.is_none() && !rest.admits_null);
         assert!(accepts(&program, r#"["x", 1, 2]"#) && !accepts(&program, r#"["x", "y"]"#));
     }
 

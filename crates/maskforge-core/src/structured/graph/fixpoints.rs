@@ -70,9 +70,9 @@ pub(super) fn min_bound(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 }
 
 pub(super) fn node_has_witness(domains: Option<&FiniteDomains>, node: &Node, sat: &[bool]) -> bool {
-    node.null
-        || node.true_
-        || node.false_
+    node.admits_null
+        || node.admits_true
+        || node.admits_false
         || !node.numbers.is_empty()
         || node.strings.is_some()
         || node.counted_strings.is_some()

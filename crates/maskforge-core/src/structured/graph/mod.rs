@@ -41,9 +41,9 @@ pub(crate) const ANY: NodeId = 1;
 /// What one schema admits, type by type. Lists are disjunctions (from `anyOf`, `enum`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Node {
-    pub(crate) null: bool,
-    pub(crate) true_: bool,
-    pub(crate) false_: bool,
+    pub(crate) admits_null: bool,
+    pub(crate) admits_true: bool,
+    pub(crate) admits_false: bool,
     pub(crate) numbers: Vec<Arc<NumberConstraints>>,
     /// JSON string texts (quotes included) in every spelling.
     pub(crate) strings: Option<Arc<ByteDfa>>,
@@ -614,9 +614,9 @@ pub(crate) struct Graph {
 
 /// The automata every graph starts with, built once per process.
 struct SharedAutomata {
-    null: Arc<ByteDfa>,
-    true_: Arc<ByteDfa>,
-    false_: Arc<ByteDfa>,
+    literal_null: Arc<ByteDfa>,
+    literal_true: Arc<ByteDfa>,
+    literal_false: Arc<ByteDfa>,
     any_key: Arc<ByteDfa>,
 }
 
@@ -626,9 +626,9 @@ fn shared_automata() -> &'static SharedAutomata {
         let literal =
             |text: &[u8]| Arc::new(crate::automata::Re::literal(text).compile(64, 1024).expect("a literal is small"));
         SharedAutomata {
-            null: literal(b"null"),
-            true_: literal(b"true"),
-            false_: literal(b"false"),
+            literal_null: literal(b"null"),
+            literal_true: literal(b"true"),
+            literal_false: literal(b"false"),
             any_key: Arc::new(ecma::pattern_language("", 10_000).expect("the universe is small")),
         }
     })
@@ -671,9 +671,9 @@ impl Graph {
             pending: Vec::new(),
             satisfiable: Vec::new(),
             any_string: Arc::clone(&any_string),
-            literal_null: Arc::clone(&shared.null),
-            literal_true: Arc::clone(&shared.true_),
-            literal_false: Arc::clone(&shared.false_),
+            literal_null: Arc::clone(&shared.literal_null),
+            literal_true: Arc::clone(&shared.literal_true),
+            literal_false: Arc::clone(&shared.literal_false),
             any_key: Arc::clone(&shared.any_key),
             conjunctions: HashMap::new(),
             negations: HashMap::new(),
@@ -692,9 +692,9 @@ impl Graph {
         };
         graph.add(Node::default());
         graph.add(Node {
-            null: true,
-            true_: true,
-            false_: true,
+            admits_null: true,
+            admits_true: true,
+            admits_false: true,
             numbers: vec![Arc::new(NumberConstraints::default())],
             strings: Some(any_string),
             counted_strings: None,
@@ -720,8 +720,8 @@ impl Graph {
         }
         let any = self.nodes[ANY as usize].clone();
         let kinds = [
-            self.add(Node { null: true, ..Node::default() }),
-            self.add(Node { true_: true, false_: true, ..Node::default() }),
+            self.add(Node { admits_null: true, ..Node::default() }),
+            self.add(Node { admits_true: true, admits_false: true, ..Node::default() }),
             self.add(Node { numbers: any.numbers.clone(), ..Node::default() }),
             self.add(Node { strings: any.strings.clone(), counted_strings: any.counted_strings, ..Node::default() }),
             self.add(Node { arrays: any.arrays.clone(), ..Node::default() }),
@@ -872,7 +872,7 @@ impl Graph {
         }
         let node = &self.nodes[id as usize];
         let empty = self.pending[id as usize].is_none()
-            && !(node.null || node.true_ || node.false_)
+            && !(node.admits_null || node.admits_true || node.admits_false)
             && node.numbers.is_empty()
             && node.strings.is_none()
             && node.counted_strings.is_none()
@@ -1071,13 +1071,13 @@ impl Graph {
 /// The literals a literal-only node admits.
 pub(crate) fn literals(node: &Node) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
-    if node.null {
+    if node.admits_null {
         out.push(serde_json::Value::Null);
     }
-    if node.true_ {
+    if node.admits_true {
         out.push(serde_json::Value::Bool(true));
     }
-    if node.false_ {
+    if node.admits_false {
         out.push(serde_json::Value::Bool(false));
     }
     out

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use super::{
     feed_shared, is_ws, objects::unseen_key_completes, objects::ObjectPhase, start_shared, FedValues, OpenStrings,
-    Step, Value,
+    OpenValue, Step,
 };
 use crate::structured::graph::{contains_reachable, reachable_items, ArrayShape, Canon, Graph, NodeId};
-use crate::structured::strings::{DecodeStep, StringDecoder};
+use crate::structured::string_decoder::{DecodeStep, StringDecoder};
 use crate::structured::unique;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,9 +38,9 @@ pub(super) struct ArrayTrack {
     pub(super) count: u64,
     /// Items so far that satisfied `contains`.
     pub(super) found: u64,
-    pub(super) child: Option<Arc<Value>>,
+    pub(super) child: Option<Arc<OpenValue>>,
     /// The current item read against the `contains` schema too, while it may still match.
-    pub(super) probe: Option<Arc<Value>>,
+    pub(super) probe: Option<Arc<OpenValue>>,
     /// How the current item is read.
     pub(super) mode: ItemMode,
     /// `uniqueItems`: the values of the items so far.
@@ -70,7 +70,7 @@ pub(super) fn start_unique_item(
     node: NodeId,
     b: u8,
     seen: &[Canon],
-) -> Option<(Value, Option<StringDecoder>)> {
+) -> Option<(OpenValue, Option<StringDecoder>)> {
     if let Some(literal) = unique::literal_from_first_byte(b) {
         let mut used = seen.to_vec();
         used.push(literal.clone());
@@ -80,10 +80,10 @@ pub(super) fn start_unique_item(
     }
     if matches!(b, b'-' | b'0'..=b'9') {
         if let Some(matchers) = unique::numbers_excluding(graph, node, seen, b) {
-            return (!matchers.is_empty()).then_some((Value::Number(matchers), None));
+            return (!matchers.is_empty()).then_some((OpenValue::Number(matchers), None));
         }
     }
-    let mut child = Value::Start(node);
+    let mut child = OpenValue::Start(node);
     if child.feed(graph, b) != Step::Consumed {
         return None;
     }
@@ -91,7 +91,7 @@ pub(super) fn start_unique_item(
         return None;
     }
     let decoder = (b == b'"').then(StringDecoder::default);
-    if let (Some(decoder), Value::Leaf { dfa, state }) = (&decoder, &child) {
+    if let (Some(decoder), OpenValue::Leaf { dfa, state }) = (&decoder, &child) {
         // Right after the opening quote, some unseen string must still complete.
         let unbounded = graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
         let open = unbounded.is_some_and(|u| u.from[*state as usize])
@@ -117,7 +117,7 @@ pub(super) fn unique_item_live(graph: &Graph, track: &mut ArrayTrack, b: u8, ite
                 !seen.contains(&Canon::String(value))
             }
             DecodeStep::Continue => match child {
-                Value::Leaf { dfa, state } => {
+                OpenValue::Leaf { dfa, state } => {
                     let unbounded = graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
                     unbounded.is_some_and(|u| u.from[*state as usize])
                         || unseen_key_completes(dfa, *state, decoder, &unique::seen_strings(seen))
@@ -132,10 +132,10 @@ pub(super) fn unique_item_live(graph: &Graph, track: &mut ArrayTrack, b: u8, ite
 /// Whether an array or object item (its text so far `item_text`) can still end as a value not
 /// in `seen`: compared once closed; while open, it is live when infinitely many values complete
 /// it, else when a search of its completions finds an unseen one.
-pub(super) fn container_item_live(graph: &Graph, child: &Value, item_text: &[u8], seen: &[Canon]) -> bool {
+pub(super) fn container_item_live(graph: &Graph, child: &OpenValue, item_text: &[u8], seen: &[Canon]) -> bool {
     let closed = match child {
-        Value::Array(a) => a.phase == ArrayPhase::Closed,
-        Value::Object(o) => o.phase == ObjectPhase::Closed,
+        OpenValue::Array(a) => a.phase == ArrayPhase::Closed,
+        OpenValue::Object(o) => o.phase == ObjectPhase::Closed,
         _ => return true,
     };
     if closed {
@@ -159,9 +159,9 @@ pub(super) const STRUCTURAL_BYTES: &[u8] = b"}],\":{[-.0123456789tfnrueals";
 /// Whether an open array or object item, whose every state reached so far is live, completes
 /// to a value not in `seen`. Searches depth first along canonical spellings (no insignificant
 /// whitespace, canonical string escapes, no exponents), so each completion is read about once;
-/// called only where [`Value::open_ended`] cannot tell, that is near the item's end where few
+/// called only where [`OpenValue::open_ended`] cannot tell, that is near the item's end where few
 /// completions remain.
-pub(super) fn unseen_item_completes(graph: &Graph, child: &Value, item_text: &[u8], seen: &[Canon]) -> bool {
+pub(super) fn unseen_item_completes(graph: &Graph, child: &OpenValue, item_text: &[u8], seen: &[Canon]) -> bool {
     // The string open at the end of the text, if any; an escape begun by the real text may be
     // finished any way (`free`).
     let open_string = open_string_at_end(item_text);
@@ -334,7 +334,7 @@ impl ArrayTrack {
         &graph.node(self.node).arrays[self.shape as usize]
     }
 
-    /// See [`Value::open_ended`]: the current item, or the next one, has infinitely many values,
+    /// See [`OpenValue::open_ended`]: the current item, or the next one, has infinitely many values,
     /// or the array may grow without bound. Arrays under `contains` are left to the search.
     pub(super) fn open_ended(&self, graph: &Graph, phase: ArrayPhase, strings: OpenStrings) -> bool {
         let shape = self.shape(graph);
@@ -399,11 +399,11 @@ impl ArrayValue {
                                 t.decoder = decoder;
                                 (Arc::new(child), true)
                             }
-                            None => (Arc::new(Value::Start(node)), false),
+                            None => (Arc::new(OpenValue::Start(node)), false),
                         },
                         None => match start_shared(graph, node, b, &mut started) {
                             Some(child) => (child, true),
-                            None => (Arc::new(Value::Start(node)), false),
+                            None => (Arc::new(OpenValue::Start(node)), false),
                         },
                     };
                     t.child = Some(child);

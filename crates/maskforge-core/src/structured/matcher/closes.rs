@@ -8,45 +8,45 @@ use std::sync::Arc;
 use super::{
     arrays::ArrayPhase, is_ws, objects::key_allowed, objects::key_use, objects::keys_are_patterns,
     objects::object_live, objects::unseen_key_completes, objects::KeyOptions, objects::ObjectPhase,
-    objects::ObjectTrack, DocumentMatcher, Nesting, Step, Value, MAX_INSTANCE_DEPTH,
+    objects::ObjectTrack, DocumentMatcher, Nesting, OpenValue, Step, MAX_INSTANCE_DEPTH,
 };
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::graph::{Graph, NodeId, PrefixRuns, SeenKeys};
-use crate::structured::strings::{DecodeStep, StringDecoder};
+use crate::structured::string_decoder::{DecodeStep, StringDecoder};
 
 /// A member's or item's value read alone, from its container's side of the value's start: the
 /// whitespace before it, then the value on one schema, whose bytes its container only hands on
 /// (see [`DocumentMatcher::value_start`]).
 #[derive(Clone)]
-pub(crate) struct LoneValue(Value);
+pub(crate) struct LoneValue(OpenValue);
 
 impl LoneValue {
     pub(crate) fn new(node: NodeId) -> LoneValue {
-        LoneValue(Value::Start(node))
+        LoneValue(OpenValue::Start(node))
     }
 
     /// True only when [`LoneValue::feed`] would surely return `Rejected` (see
-    /// [`Value::refuses`]).
+    /// [`OpenValue::refuses`]).
     pub(crate) fn refuses(&self, graph: &Graph, b: u8) -> bool {
-        !(matches!(self.0, Value::Start(_)) && is_ws(b)) && self.0.refuses(graph, b)
+        !(matches!(self.0, OpenValue::Start(_)) && is_ws(b)) && self.0.refuses(graph, b)
     }
 
     /// True only when [`LoneValue::feed`] takes every nonempty run of JSON whitespace from here
     /// (before the value).
     pub(crate) fn takes_any_whitespace(&self) -> bool {
-        matches!(self.0, Value::Start(_))
+        matches!(self.0, OpenValue::Start(_))
     }
 
     /// True only when [`LoneValue::feed`] takes every nonempty run of ASCII digits from here
     /// (inside a number whose constraints cannot end them).
     pub(crate) fn takes_any_digits(&self) -> bool {
-        matches!(&self.0, Value::Number(numbers) if numbers.iter().any(NumberMatcher::takes_any_digits))
+        matches!(&self.0, OpenValue::Number(numbers) if numbers.iter().any(NumberMatcher::takes_any_digits))
     }
 
     /// Feeds one byte: `NotMine` once the value is complete and the byte is not its own.
     pub(crate) fn feed(&mut self, graph: &Graph, b: u8) -> Step {
-        if matches!(self.0, Value::Start(_)) && is_ws(b) {
+        if matches!(self.0, OpenValue::Start(_)) && is_ws(b) {
             return Step::Consumed;
         }
         self.0.feed(graph, b)
@@ -226,30 +226,40 @@ impl<'m> KeyCloses<'m> {
 /// quote are a question about the outcome, not about the content.
 pub(crate) struct ValueCloses<'m> {
     /// The tracks' values, without repeats (tracks on one schema share theirs).
-    pub(super) values: Vec<&'m Value>,
+    pub(super) values: Vec<&'m OpenValue>,
 }
 
-/// Which of the values of a [`ValueCloses`] a close completes, one bit each; 0: none, the
-/// close is refused.
-pub(crate) type ValueClose = u64;
+/// The outcome of a close under [`ValueCloses`]: which of its values the close completes, one
+/// bit each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ValueOutcome(u64);
+
+impl ValueOutcome {
+    /// Most values one outcome names.
+    const MAX_VALUES: usize = u64::BITS as usize;
+
+    /// No value completes: the close is refused.
+    pub(crate) fn is_refused(self) -> bool {
+        self.0 == 0
+    }
+}
 
 impl<'m> ValueCloses<'m> {
     /// The closes of the string `value` is inside, when its containers read it through its
-    /// string values alone (see [`Value::string_values`]) and they are few enough to name by bits.
-    pub(super) fn of(value: &'m Value) -> Option<ValueCloses<'m>> {
+    /// string values alone (see [`OpenValue::string_values`]) and they are few enough to name by bits.
+    pub(super) fn of(value: &'m OpenValue) -> Option<ValueCloses<'m>> {
         let mut values = Vec::new();
-        (value.string_values(&mut values) && values.len() <= ValueClose::BITS as usize)
-            .then_some(ValueCloses { values })
+        (value.string_values(&mut values) && values.len() <= ValueOutcome::MAX_VALUES).then_some(ValueCloses { values })
     }
 
     /// The outcome of `content` then a closing quote; `None` when the quote does not close
     /// every value that reads the content (the caller then feeds such tokens whole).
-    pub(crate) fn close(&self, graph: &Graph, content: &[u8]) -> Option<ValueClose> {
+    pub(crate) fn close(&self, graph: &Graph, content: &[u8]) -> Option<ValueOutcome> {
         let mut outcome = 0;
         for (i, value) in self.values.iter().enumerate() {
             let text = content.iter().chain(std::iter::once(&b'"'));
             let completes = match value {
-                Value::Leaf { dfa, state } => {
+                OpenValue::Leaf { dfa, state } => {
                     let mut at = *state;
                     for &b in text {
                         at = dfa.next(at, b);
@@ -274,7 +284,7 @@ impl<'m> ValueCloses<'m> {
             };
             outcome |= u64::from(completes) << i;
         }
-        Some(outcome)
+        Some(ValueOutcome(outcome))
     }
 }
 
@@ -348,7 +358,7 @@ pub(super) fn schema_set(nodes: impl Iterator<Item = NodeId>) -> Box<[NodeId]> {
 /// [`DocumentMatcher::inner_container`]), with the document's whitespace and nesting counts.
 #[derive(Debug, Clone)]
 pub(crate) struct InnerContainer {
-    pub(super) value: Value,
+    pub(super) value: OpenValue,
     pub(super) whitespace_run: u32,
     pub(super) max_whitespace: Option<u32>,
     pub(super) nesting: Nesting,
@@ -385,7 +395,7 @@ impl InnerContainer {
         self.max_whitespace.is_none() && self.value.between_tokens()
     }
 
-    /// True only when [`InnerContainer::feed`] would surely refuse `b` (see [`Value::refuses`]).
+    /// True only when [`InnerContainer::feed`] would surely refuse `b` (see [`OpenValue::refuses`]).
     pub(crate) fn refuses(&self, graph: &Graph, b: u8) -> bool {
         self.value.refuses(graph, b)
     }
@@ -407,7 +417,7 @@ impl InnerContainer {
     /// Right after a key's closing quote, with no witness pending: the schemas the member's
     /// value is read on, sorted without repeats (as [`KeyCloses::value_schemas`] has them).
     pub(crate) fn member_schemas(&self, graph: &Graph) -> Option<Box<[NodeId]>> {
-        let Value::Object(object) = &self.value else { return None };
+        let OpenValue::Object(object) = &self.value else { return None };
         if object.phase != ObjectPhase::AfterKey || object.tracks.iter().any(|t| t.pending) {
             return None;
         }
@@ -426,7 +436,7 @@ impl InnerContainer {
     /// with the text refuses the key at its close, as it would have refused a byte before.
     /// False when the text is not UTF-8 so far.
     pub(crate) fn read_named_key_text(&mut self, graph: &Graph, text: &[u8]) -> bool {
-        let Value::Object(object) = &mut self.value else { return false };
+        let OpenValue::Object(object) = &mut self.value else { return false };
         if object.phase != ObjectPhase::InKey {
             return false;
         }
@@ -442,7 +452,7 @@ impl InnerContainer {
     /// when one of those names goes on with it. `None` elsewhere, and while a character or an
     /// escape is half read.
     pub(crate) fn named_keys<'a>(&'a self, graph: &'a Graph) -> Option<(&'a str, Vec<&'a str>)> {
-        let Value::Object(object) = &self.value else { return None };
+        let OpenValue::Object(object) = &self.value else { return None };
         if object.phase != ObjectPhase::InKey || object.key.has_pending() || object.key_syntax.is_some() {
             return None;
         }
@@ -466,7 +476,7 @@ impl InnerContainer {
     }
 }
 
-impl Value {
+impl OpenValue {
     /// The schemas of the value about to start in the containers at the leaves of this value,
     /// into `out`, when the containers on the way hand bytes on to their tracks' values and
     /// those containers start it on one schema per track: no `contains` deciding how the item is
@@ -476,7 +486,7 @@ impl Value {
     /// taken exactly when some schema's value takes it alone.
     pub(super) fn value_start_nodes(&self, graph: &Graph, out: &mut Vec<NodeId>) -> bool {
         match self {
-            Value::Object(o) => match o.phase {
+            OpenValue::Object(o) => match o.phase {
                 ObjectPhase::InValue => {
                     o.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.value_start_nodes(graph, out)))
                 }
@@ -487,8 +497,8 @@ impl Value {
                 }
                 _ => false,
             },
-            Value::Array(a) if a.keeps_text || a.tracks.iter().any(|t| t.seen.is_some()) => false,
-            Value::Array(a) => match a.phase {
+            OpenValue::Array(a) if a.keeps_text || a.tracks.iter().any(|t| t.seen.is_some()) => false,
+            OpenValue::Array(a) => match a.phase {
                 ArrayPhase::InItem => {
                     a.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.value_start_nodes(graph, out)))
                 }
@@ -503,17 +513,17 @@ impl Value {
         }
     }
 
-    /// True only when [`Value::feed`] would return `NotMine` for `b`: the value is complete and
+    /// True only when [`OpenValue::feed`] would return `NotMine` for `b`: the value is complete and
     /// `b` cannot continue it (the byte then belongs to the container around it).
     pub(super) fn yields(&self, b: u8) -> bool {
         match self {
-            Value::Leaf { dfa, state } => dfa.is_accepting(*state) && dfa.next(*state, b) == DEAD,
-            Value::Number(matchers) => {
+            OpenValue::Leaf { dfa, state } => dfa.is_accepting(*state) && dfa.next(*state, b) == DEAD,
+            OpenValue::Number(matchers) => {
                 !matchers.iter().any(|m| m.can_continue_with(b)) && matchers.iter().any(NumberMatcher::is_accepting)
             }
-            Value::Object(o) => o.phase == ObjectPhase::Closed,
-            Value::Array(a) => a.phase == ArrayPhase::Closed,
-            Value::Start(_) | Value::Counted(_) | Value::Syntax(_) => false,
+            OpenValue::Object(o) => o.phase == ObjectPhase::Closed,
+            OpenValue::Array(a) => a.phase == ArrayPhase::Closed,
+            OpenValue::Start(_) | OpenValue::Counted(_) | OpenValue::Syntax(_) => false,
         }
     }
 }
@@ -534,7 +544,7 @@ impl DocumentMatcher {
         self.innermost().map(|value| self.detach(value))
     }
 
-    pub(super) fn detach(&self, value: &Value) -> InnerContainer {
+    pub(super) fn detach(&self, value: &OpenValue) -> InnerContainer {
         InnerContainer {
             value: value.clone(),
             whitespace_run: self.whitespace_run,
@@ -545,22 +555,22 @@ impl DocumentMatcher {
 
     /// The innermost open container every container above only hands bytes on to (see
     /// [`DocumentMatcher::inner_container`]), the outermost one included.
-    pub(super) fn innermost(&self) -> Option<&Value> {
+    pub(super) fn innermost(&self) -> Option<&OpenValue> {
         if self.trailing || !self.started {
             return None;
         }
         let mut inner = None;
         let mut value = &self.value;
         loop {
-            let children: Vec<Option<&Arc<Value>>> = match value {
-                Value::Object(o) if o.phase != ObjectPhase::Closed => {
+            let children: Vec<Option<&Arc<OpenValue>>> = match value {
+                OpenValue::Object(o) if o.phase != ObjectPhase::Closed => {
                     inner = Some(value);
                     if o.phase != ObjectPhase::InValue {
                         break;
                     }
                     o.tracks.iter().map(|t| t.child.as_ref()).collect()
                 }
-                Value::Array(a) if a.phase != ArrayPhase::Closed => {
+                OpenValue::Array(a) if a.phase != ArrayPhase::Closed => {
                     inner = Some(value);
                     if a.phase != ArrayPhase::InItem || a.keeps_text || a.tracks.iter().any(|t| t.seen.is_some()) {
                         break;
@@ -582,7 +592,7 @@ impl DocumentMatcher {
     /// When the innermost containers are about to start a member's value (after the colon) or
     /// an item after a comma, and only the value's schemas decide the tokens that stay inside
     /// it: the schema each of their tracks reads it on, sorted, without repeats (see
-    /// [`Value::value_start_nodes`], [`LoneValue`]). Also whitespace runs must be unbounded,
+    /// [`OpenValue::value_start_nodes`], [`LoneValue`]). Also whitespace runs must be unbounded,
     /// and no token of at most `slack` bytes may reach the nesting limit.
     pub(crate) fn value_start(&self, graph: &Graph, slack: u64) -> Option<Vec<NodeId>> {
         if self.max_whitespace.is_some()
@@ -602,7 +612,7 @@ impl DocumentMatcher {
 
     /// When the matcher is inside a key whose every track, in every object reading it, takes
     /// any key or classifies no keys by patterns, and has no witness member pending, and the
-    /// containers above those objects only hand bytes on to them (see [`Value::key_objects`]):
+    /// containers above those objects only hand bytes on to them (see [`OpenValue::key_objects`]):
     /// what closing that key leads to, for [`KeyCloses`].
     pub(crate) fn key_closes<'m>(&'m self, graph: &'m Graph) -> Option<KeyCloses<'m>> {
         if self.trailing || !self.started {
@@ -661,7 +671,7 @@ impl DocumentMatcher {
     }
 
     /// When the matcher is inside a string that every container hands on to the values reading
-    /// it without keeping its text (see [`Value::string_values`]), and those values are few
+    /// it without keeping its text (see [`OpenValue::string_values`]), and those values are few
     /// enough to name by bits: what closing the string leads to, for [`ValueCloses`].
     pub(crate) fn value_closes(&self) -> Option<ValueCloses<'_>> {
         if self.trailing || !self.started {

@@ -7,26 +7,26 @@ use std::sync::Arc;
 use super::objects::{key_open, keys_are_patterns, room_for_unnamed_key, ObjectTrack};
 use super::{
     arrays::ArrayPhase, objects::ObjectPhase, string_readers::CountedString, string_readers::SyntaxString,
-    DocumentMatcher, OpenStrings, Value,
+    DocumentMatcher, OpenStrings, OpenValue,
 };
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::graph::Graph;
 
-/// A string automaton and state a position is inside (see [`Value::string_contexts`]).
+/// A string automaton and state a position is inside (see [`OpenValue::string_contexts`]).
 pub(crate) type Context<'a> = (&'a Arc<ByteDfa>, StateId);
 
 /// The string contexts of every child, when each child has some.
 pub(super) fn children_contexts<'a>(
     graph: &'a Graph,
     slack: u64,
-    mut children: impl Iterator<Item = Option<&'a Value>>,
+    mut children: impl Iterator<Item = Option<&'a OpenValue>>,
     visit: &mut dyn FnMut(Context<'a>) -> bool,
 ) -> bool {
     children.all(|child| child.is_some_and(|c| c.string_contexts(graph, slack, visit)))
 }
 
-impl Value {
+impl OpenValue {
     /// The open strings (or literals) this value is inside, one per track that reads one, when
     /// the enclosing structure does not constrain their content: each automaton and state is
     /// passed to `visit`. Every token of at most `slack` bytes that stays inside one of them on
@@ -39,10 +39,10 @@ impl Value {
         visit: &mut dyn FnMut(Context<'a>) -> bool,
     ) -> bool {
         let single = match self {
-            Value::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
-            Value::Counted(c) => c.string_context(graph, slack),
-            Value::Syntax(p) => p.string_context(),
-            Value::Object(o) => {
+            OpenValue::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
+            OpenValue::Counted(c) => c.string_context(graph, slack),
+            OpenValue::Syntax(p) => p.string_context(),
+            OpenValue::Object(o) => {
                 return match o.phase {
                     ObjectPhase::InKey => {
                         o.tracks.iter().all(|t| t.key_context(graph, o.key_text).is_some_and(&mut *visit))
@@ -53,7 +53,7 @@ impl Value {
                     _ => false,
                 };
             }
-            Value::Array(a) => match a.phase {
+            OpenValue::Array(a) => match a.phase {
                 // Under `uniqueItems` an item string with a constrained automaton may run out of
                 // unseen completions; inside a string whose automaton cannot run out of
                 // completions before it closes, or a string within an array or object item that
@@ -63,14 +63,14 @@ impl Value {
                     if a.tracks.iter().all(|t| {
                         t.seen.is_none()
                             || match t.child.as_deref() {
-                                Some(Value::Leaf { dfa, state }) => {
+                                Some(OpenValue::Leaf { dfa, state }) => {
                                     Arc::ptr_eq(dfa, &graph.any_string)
                                         || graph
                                             .unbounded_strings
                                             .get(&(Arc::as_ptr(dfa) as usize))
                                             .is_some_and(|u| u.throughout[*state as usize])
                                 }
-                                Some(container @ (Value::Object(_) | Value::Array(_))) => {
+                                Some(container @ (OpenValue::Object(_) | OpenValue::Array(_))) => {
                                     container.open_ended(graph, OpenStrings::Throughout)
                                 }
                                 _ => true,
@@ -81,7 +81,7 @@ impl Value {
                 }
                 _ => None,
             },
-            Value::Start(_) | Value::Number(_) => None,
+            OpenValue::Start(_) | OpenValue::Number(_) => None,
         };
         single.is_some_and(visit)
     }
@@ -91,17 +91,17 @@ impl Value {
     /// mask admits those tokens whatever the other tracks do. `None` when no track does.
     pub(super) fn open_string_track(&self, graph: &Graph) -> Option<StateId> {
         match self {
-            Value::Leaf { dfa, state } if Arc::ptr_eq(dfa, &graph.any_string) && !dfa.is_accepting(*state) => {
+            OpenValue::Leaf { dfa, state } if Arc::ptr_eq(dfa, &graph.any_string) && !dfa.is_accepting(*state) => {
                 Some(*state)
             }
-            Value::Object(o) => match o.phase {
+            OpenValue::Object(o) => match o.phase {
                 ObjectPhase::InKey => o.tracks.iter().any(|t| t.takes_any_key(graph)).then_some(o.key_text),
                 ObjectPhase::InValue => o.tracks.iter().find_map(|t| t.child.as_deref()?.open_string_track(graph)),
                 _ => None,
             },
             // Under `uniqueItems` an item may run out of unseen values: it must keep infinitely
             // many completions whatever the string reads next.
-            Value::Array(a) if a.phase == ArrayPhase::InItem => a.tracks.iter().find_map(|t| match t.seen {
+            OpenValue::Array(a) if a.phase == ArrayPhase::InItem => a.tracks.iter().find_map(|t| match t.seen {
                 None => t.child.as_deref()?.open_string_track(graph),
                 Some(_) => t.child.as_deref()?.open_string_track_throughout(graph),
             }),
@@ -109,15 +109,15 @@ impl Value {
         }
     }
 
-    /// [`Value::open_string_track`], where the track reading the unconstrained string also
+    /// [`OpenValue::open_string_track`], where the track reading the unconstrained string also
     /// keeps infinitely many completions whatever the string reads next (an item compared with
     /// the items before it then always has an unseen one).
     pub(super) fn open_string_track_throughout(&self, graph: &Graph) -> Option<StateId> {
         match self {
-            Value::Leaf { .. } => {
+            OpenValue::Leaf { .. } => {
                 self.open_string_track(graph).filter(|_| self.open_ended(graph, OpenStrings::Throughout))
             }
-            Value::Object(o) => match o.phase {
+            OpenValue::Object(o) => match o.phase {
                 ObjectPhase::InKey => o
                     .tracks
                     .iter()
@@ -128,7 +128,7 @@ impl Value {
                 }
                 _ => None,
             },
-            Value::Array(a) if a.phase == ArrayPhase::InItem => {
+            OpenValue::Array(a) if a.phase == ArrayPhase::InItem => {
                 a.tracks.iter().find_map(|t| t.child.as_deref()?.open_string_track_throughout(graph))
             }
             _ => None,
@@ -150,7 +150,7 @@ impl Value {
     }
 
     /// The one open string this value is inside, when every track reads the same (see
-    /// [`Value::string_contexts`]).
+    /// [`OpenValue::string_contexts`]).
     pub(super) fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
         let mut first: Option<Context<'a>> = None;
         let shared = self.string_contexts(graph, slack, &mut |c| match first {
@@ -170,14 +170,14 @@ impl Value {
     /// when some track is not inside a number (`out` is then unspecified).
     pub(super) fn number_contexts(&self, out: &mut Vec<NumberMatcher>) -> bool {
         match self {
-            Value::Number(matchers) => {
+            OpenValue::Number(matchers) => {
                 out.extend(matchers.iter().cloned());
                 true
             }
-            Value::Object(o) if o.phase == ObjectPhase::InValue => {
+            OpenValue::Object(o) if o.phase == ObjectPhase::InValue => {
                 o.tracks.iter().all(|t| t.child.as_deref().is_some_and(|c| c.number_contexts(out)))
             }
-            Value::Array(a) if a.phase == ArrayPhase::InItem => {
+            OpenValue::Array(a) if a.phase == ArrayPhase::InItem => {
                 a.tracks.iter().all(|t| t.seen.is_none() && t.child.as_deref().is_some_and(|c| c.number_contexts(out)))
             }
             _ => false,
@@ -188,32 +188,32 @@ impl Value {
     /// container on the way reads the open string only through them: objects inside a member's
     /// value and arrays inside an item, with no witness or `contains` probe reading it too and
     /// no item text kept (`uniqueItems`). False otherwise.
-    pub(super) fn string_values<'a>(&'a self, out: &mut Vec<&'a Value>) -> bool {
+    pub(super) fn string_values<'a>(&'a self, out: &mut Vec<&'a OpenValue>) -> bool {
         fn children_values<'a>(
-            mut children: impl Iterator<Item = Option<&'a Value>>,
-            out: &mut Vec<&'a Value>,
+            mut children: impl Iterator<Item = Option<&'a OpenValue>>,
+            out: &mut Vec<&'a OpenValue>,
         ) -> bool {
             children.all(|child| child.is_some_and(|c| c.string_values(out)))
         }
         match self {
-            Value::Leaf { .. } | Value::Counted(_) | Value::Syntax(_) => {
+            OpenValue::Leaf { .. } | OpenValue::Counted(_) | OpenValue::Syntax(_) => {
                 if !out.iter().any(|v| std::ptr::eq(*v, self)) {
                     out.push(self);
                 }
                 true
             }
-            Value::Object(o) => {
+            OpenValue::Object(o) => {
                 o.phase == ObjectPhase::InValue
                     && o.tracks.iter().all(|t| t.probe.is_none())
                     && children_values(o.tracks.iter().map(|t| t.child.as_deref()), out)
             }
-            Value::Array(a) => {
+            OpenValue::Array(a) => {
                 a.phase == ArrayPhase::InItem
                     && !a.keeps_text
                     && a.tracks.iter().all(|t| t.probe.is_none() && t.seen.is_none())
                     && children_values(a.tracks.iter().map(|t| t.child.as_deref()), out)
             }
-            Value::Start(_) | Value::Number(_) => false,
+            OpenValue::Start(_) | OpenValue::Number(_) => false,
         }
     }
 
@@ -223,17 +223,17 @@ impl Value {
     /// to `visit`, in track order.
     pub(super) fn string_leaves<'a>(&'a self, visit: &mut dyn FnMut(Context<'a>)) -> bool {
         match self {
-            Value::Leaf { dfa, state } => {
+            OpenValue::Leaf { dfa, state } => {
                 visit((dfa, *state));
                 true
             }
-            Value::Object(o) => {
+            OpenValue::Object(o) => {
                 o.phase == ObjectPhase::InValue
                     && o.tracks
                         .iter()
                         .all(|t| t.probe.is_none() && t.child.as_deref().is_some_and(|c| c.string_leaves(visit)))
             }
-            Value::Array(a) => {
+            OpenValue::Array(a) => {
                 a.phase == ArrayPhase::InItem
                     && a.tracks.iter().all(|t| {
                         t.probe.is_none()
@@ -241,7 +241,7 @@ impl Value {
                             && t.child.as_deref().is_some_and(|c| c.string_leaves(visit))
                     })
             }
-            Value::Start(_) | Value::Number(_) | Value::Counted(_) | Value::Syntax(_) => false,
+            OpenValue::Start(_) | OpenValue::Number(_) | OpenValue::Counted(_) | OpenValue::Syntax(_) => false,
         }
     }
 }
@@ -270,13 +270,13 @@ impl SyntaxString {
 }
 
 impl DocumentMatcher {
-    /// See [`Value::string_leaves`].
+    /// See [`OpenValue::string_leaves`].
     pub(crate) fn string_content_forgotten(&self) -> bool {
         !self.trailing && self.started && self.value.string_leaves(&mut |_| {})
     }
 
     /// Each track's automaton and state inside the open string, in track order, when its content
-    /// is forgotten at the close (see [`Value::string_leaves`]): the matcher then changes only in
+    /// is forgotten at the close (see [`OpenValue::string_leaves`]): the matcher then changes only in
     /// these states until the string closes, and they decide everything after it.
     pub(crate) fn forgotten_string_leaves(&self) -> Option<Vec<Context<'_>>> {
         let mut leaves = Vec::new();
@@ -290,7 +290,7 @@ impl DocumentMatcher {
         self.string_content_forgotten() && self.value.string_context(graph, 0).is_some()
     }
 
-    /// See [`Value::string_context`].
+    /// See [`OpenValue::string_context`].
     pub(crate) fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
         if self.trailing || !self.started {
             return None;
@@ -298,7 +298,7 @@ impl DocumentMatcher {
         self.value.walk_string_context(graph, slack)
     }
 
-    /// See [`Value::number_contexts`]: `None` unless every track is inside a number.
+    /// See [`OpenValue::number_contexts`]: `None` unless every track is inside a number.
     pub(crate) fn number_contexts(&self) -> Option<Vec<NumberMatcher>> {
         if self.trailing || !self.started {
             return None;
@@ -307,7 +307,7 @@ impl DocumentMatcher {
         self.value.number_contexts(&mut numbers).then_some(numbers)
     }
 
-    /// See [`Value::string_contexts`]: `None` unless every track is inside some string.
+    /// See [`OpenValue::string_contexts`]: `None` unless every track is inside some string.
     pub(crate) fn string_contexts<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<Vec<Context<'a>>> {
         if self.trailing || !self.started {
             return None;

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::graph::{Graph, NodeId, SeenKeys};
-use super::strings::{CodePointCounter, StringDecoder};
+use super::string_decoder::{CodePointCounter, StringDecoder};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 
@@ -25,7 +25,7 @@ mod refusals;
 mod string_readers;
 
 use arrays::{array_live, ArrayPhase, ArrayTrack, ArrayValue, ItemMode};
-pub(crate) use closes::{FiniteKey, InnerContainer, KeyCloses, LoneValue, ValueClose, ValueCloses};
+pub(crate) use closes::{FiniteKey, InnerContainer, KeyCloses, LoneValue, ValueCloses, ValueOutcome};
 use objects::{object_live, ObjectPhase, ObjectTrack, ObjectValue};
 use string_readers::{CountedString, SyntaxReader, SyntaxReading, SyntaxString};
 
@@ -41,7 +41,7 @@ fn is_ws(b: u8) -> bool {
 /// [`start_shared`]): `fed` remembers, for this byte, each shared value already fed, so that
 /// the other tracks take the result instead of copying and feeding it again (many shapes of
 /// an `anyOf` read the same member alike).
-fn feed_shared(value: &mut Arc<Value>, graph: &Graph, b: u8, fed: &mut FedValues) -> Step {
+fn feed_shared(value: &mut Arc<OpenValue>, graph: &Graph, b: u8, fed: &mut FedValues) -> Step {
     let before = Arc::as_ptr(value);
     // A value held by one track only cannot recur: feed it in place, nothing to remember.
     if Arc::strong_count(value) == 1 {
@@ -76,8 +76,8 @@ impl FedValues {
 /// A shared value fed one byte: its address before, the value after and the outcome. The
 /// address is compared only while the tracks still holding that value keep it alive.
 struct FedValue {
-    before: *const Value,
-    after: Arc<Value>,
+    before: *const OpenValue,
+    after: Arc<OpenValue>,
     step: Step,
 }
 
@@ -88,12 +88,12 @@ fn start_shared(
     graph: &Graph,
     node: NodeId,
     b: u8,
-    started: &mut Vec<(NodeId, Option<Arc<Value>>)>,
-) -> Option<Arc<Value>> {
+    started: &mut Vec<(NodeId, Option<Arc<OpenValue>>)>,
+) -> Option<Arc<OpenValue>> {
     if let Some((_, value)) = started.iter().find(|(n, _)| *n == node) {
         return value.clone();
     }
-    let mut value = Value::Start(node);
+    let mut value = OpenValue::Start(node);
     let value = (value.feed(graph, b) == Step::Consumed).then(|| Arc::new(value));
     started.push((node, value.clone()));
     value
@@ -125,7 +125,7 @@ pub(crate) enum Step {
     NotMine,
 }
 
-/// How [`Value::open_ended`] counts the open string a value is inside (if any).
+/// How [`OpenValue::open_ended`] counts the open string a value is inside (if any).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum OpenStrings {
     /// As it reads now.
@@ -137,7 +137,7 @@ enum OpenStrings {
 
 /// One JSON value being read.
 #[derive(Debug, Clone)]
-enum Value {
+enum OpenValue {
     /// Before its first byte.
     Start(NodeId),
     /// Strings and literals: a DFA over the whole text.
@@ -155,36 +155,36 @@ enum Value {
     Array(ArrayValue),
 }
 
-impl Value {
+impl OpenValue {
     /// Whether the innermost open value is a string (or key) still open: whitespace there is
     /// content, not insignificant.
     fn in_string(&self, graph: &Graph) -> bool {
-        let child_in_string = |child: Option<&Value>| child.is_some_and(|c| c.in_string(graph));
+        let child_in_string = |child: Option<&OpenValue>| child.is_some_and(|c| c.in_string(graph));
         match self {
-            Value::Leaf { dfa, state } => !dfa.is_accepting(*state),
-            Value::Counted(c) => !c.is_complete(graph),
-            Value::Syntax(p) => !p.is_complete(),
-            Value::Object(o) => match o.phase {
+            OpenValue::Leaf { dfa, state } => !dfa.is_accepting(*state),
+            OpenValue::Counted(c) => !c.is_complete(graph),
+            OpenValue::Syntax(p) => !p.is_complete(),
+            OpenValue::Object(o) => match o.phase {
                 ObjectPhase::InKey => true,
                 ObjectPhase::InValue => child_in_string(o.tracks.first().and_then(|t| t.child.as_deref())),
                 _ => false,
             },
-            Value::Array(a) => {
+            OpenValue::Array(a) => {
                 a.phase == ArrayPhase::InItem && child_in_string(a.tracks.first().and_then(|t| t.child.as_deref()))
             }
-            Value::Start(_) | Value::Number(_) => false,
+            OpenValue::Start(_) | OpenValue::Number(_) => false,
         }
     }
 
     fn is_complete(&self, graph: &Graph) -> bool {
         match self {
-            Value::Start(_) => false,
-            Value::Leaf { dfa, state } => dfa.is_accepting(*state),
-            Value::Counted(c) => c.is_complete(graph),
-            Value::Syntax(p) => p.is_complete(),
-            Value::Number(matchers) => matchers.iter().any(NumberMatcher::is_accepting),
-            Value::Object(o) => o.phase == ObjectPhase::Closed,
-            Value::Array(a) => a.phase == ArrayPhase::Closed,
+            OpenValue::Start(_) => false,
+            OpenValue::Leaf { dfa, state } => dfa.is_accepting(*state),
+            OpenValue::Counted(c) => c.is_complete(graph),
+            OpenValue::Syntax(p) => p.is_complete(),
+            OpenValue::Number(matchers) => matchers.iter().any(NumberMatcher::is_accepting),
+            OpenValue::Object(o) => o.phase == ObjectPhase::Closed,
+            OpenValue::Array(a) => a.phase == ArrayPhase::Closed,
         }
     }
 
@@ -194,44 +194,44 @@ impl Value {
     fn open_ended(&self, graph: &Graph, strings: OpenStrings) -> bool {
         let unbounded = |dfa: &Arc<ByteDfa>| graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
         match self {
-            Value::Start(node) => graph.infinite[*node as usize],
-            Value::Leaf { dfa, state } => {
+            OpenValue::Start(node) => graph.infinite[*node as usize],
+            OpenValue::Leaf { dfa, state } => {
                 !dfa.is_accepting(*state)
                     && match strings {
                         OpenStrings::Now => unbounded(dfa).is_some_and(|u| u.from[*state as usize]),
                         OpenStrings::Throughout => unbounded(dfa).is_some_and(|u| u.throughout[*state as usize]),
                     }
             }
-            Value::Counted(c) => match strings {
+            OpenValue::Counted(c) => match strings {
                 OpenStrings::Now => c.open_ended(graph),
                 OpenStrings::Throughout => c.open_ended(graph) && c.range.max.is_none(),
             },
             // A valid pattern followed by `a` is valid: every open reading has infinitely many.
             // Host names are at most 253 octets.
-            Value::Syntax(p) => {
+            OpenValue::Syntax(p) => {
                 strings == OpenStrings::Now
                     && p.reading.as_ref().is_some_and(|r| !r.closed && matches!(r.reader, SyntaxReader::Pattern(_)))
             }
-            Value::Number(matchers) => matchers.iter().any(NumberMatcher::has_unbounded_completions),
-            Value::Object(o) => {
+            OpenValue::Number(matchers) => matchers.iter().any(NumberMatcher::has_unbounded_completions),
+            OpenValue::Object(o) => {
                 o.phase != ObjectPhase::Closed && o.tracks.iter().any(|t| t.open_ended(graph, o.phase, strings))
             }
-            Value::Array(a) => {
+            OpenValue::Array(a) => {
                 a.phase != ArrayPhase::Closed && a.tracks.iter().any(|t| t.open_ended(graph, a.phase, strings))
             }
         }
     }
 
-    fn start(graph: &Graph, node: NodeId, b: u8) -> Option<Value> {
+    fn start(graph: &Graph, node: NodeId, b: u8) -> Option<OpenValue> {
         let n = graph.node(node);
         let leaf = |dfa: &Arc<ByteDfa>| {
             let state = dfa.next(dfa.start(), b);
-            (state != DEAD).then(|| Value::Leaf { dfa: Arc::clone(dfa), state })
+            (state != DEAD).then(|| OpenValue::Leaf { dfa: Arc::clone(dfa), state })
         };
         match b {
-            b'n' if n.null => leaf(&graph.literal_null),
-            b't' if n.true_ => leaf(&graph.literal_true),
-            b'f' if n.false_ => leaf(&graph.literal_false),
+            b'n' if n.admits_null => leaf(&graph.literal_null),
+            b't' if n.admits_true => leaf(&graph.literal_true),
+            b'f' if n.admits_false => leaf(&graph.literal_false),
             b'"' if n.syntax_strings.is_some() => {
                 let read = n.syntax_strings.expect("checked");
                 let alt = n.strings.as_ref().and_then(|dfa| {
@@ -245,7 +245,7 @@ impl Value {
                     length: 0,
                     closed: false,
                 };
-                Some(Value::Syntax(Box::new(SyntaxString { reading: Some(reading), alt })))
+                Some(OpenValue::Syntax(Box::new(SyntaxString { reading: Some(reading), alt })))
             }
             b'"' => {
                 let automaton = n.strings.as_ref().and_then(leaf);
@@ -253,11 +253,11 @@ impl Value {
                     None => automaton,
                     Some(range) => {
                         let alt = automaton.map(|value| match value {
-                            Value::Leaf { dfa, state } => (dfa, state),
+                            OpenValue::Leaf { dfa, state } => (dfa, state),
                             _ => unreachable!("strings start as leaves"),
                         });
                         let text = graph.any_string.next(graph.any_string.start(), b);
-                        Some(Value::Counted(Box::new(CountedString {
+                        Some(OpenValue::Counted(Box::new(CountedString {
                             text,
                             counter: CodePointCounter::default(),
                             range,
@@ -275,7 +275,7 @@ impl Value {
                         m.feed(b).then_some(m)
                     })
                     .collect();
-                (!alive.is_empty()).then_some(Value::Number(alive))
+                (!alive.is_empty()).then_some(OpenValue::Number(alive))
             }
             b'{' => {
                 let shapes: Vec<ObjectTrack> = n
@@ -297,7 +297,7 @@ impl Value {
                     })
                     .collect();
                 (!shapes.is_empty()).then(|| {
-                    Value::Object(ObjectValue {
+                    OpenValue::Object(ObjectValue {
                         phase: ObjectPhase::AfterOpen,
                         key: StringDecoder::default(),
                         key_syntax: None,
@@ -326,7 +326,7 @@ impl Value {
                     .collect();
                 (!shapes.is_empty()).then(|| {
                     let keeps_text = shapes.iter().any(|t| t.seen.is_some());
-                    Value::Array(ArrayValue {
+                    OpenValue::Array(ArrayValue {
                         phase: ArrayPhase::AfterOpen,
                         tracks: shapes,
                         keeps_text,
@@ -340,14 +340,14 @@ impl Value {
 
     fn feed(&mut self, graph: &Graph, b: u8) -> Step {
         match self {
-            Value::Start(node) => match Value::start(graph, *node, b) {
+            OpenValue::Start(node) => match OpenValue::start(graph, *node, b) {
                 Some(v) => {
                     *self = v;
                     Step::Consumed
                 }
                 None => Step::Rejected,
             },
-            Value::Leaf { dfa, state } => {
+            OpenValue::Leaf { dfa, state } => {
                 let next = dfa.next(*state, b);
                 if next != DEAD {
                     *state = next;
@@ -358,11 +358,11 @@ impl Value {
                     Step::Rejected
                 }
             }
-            Value::Number(matchers) => feed_number(matchers, b),
-            Value::Counted(string) => string.feed(graph, b),
-            Value::Syntax(string) => string.feed(b),
-            Value::Object(object) => object.feed(graph, b),
-            Value::Array(array) => array.feed(graph, b),
+            OpenValue::Number(matchers) => feed_number(matchers, b),
+            OpenValue::Counted(string) => string.feed(graph, b),
+            OpenValue::Syntax(string) => string.feed(b),
+            OpenValue::Object(object) => object.feed(graph, b),
+            OpenValue::Array(array) => array.feed(graph, b),
         }
     }
 }
@@ -370,7 +370,7 @@ impl Value {
 /// The whole text: whitespace, one value, whitespace.
 #[derive(Debug, Clone)]
 pub(crate) struct DocumentMatcher {
-    value: Value,
+    value: OpenValue,
     trailing: bool,
     started: bool,
     /// Insignificant whitespace bytes just read, and the most allowed in a row.
@@ -423,7 +423,7 @@ impl Nesting {
 impl DocumentMatcher {
     pub(crate) fn new(root: NodeId, max_whitespace: Option<u32>) -> Self {
         DocumentMatcher {
-            value: Value::Start(root),
+            value: OpenValue::Start(root),
             trailing: false,
             started: false,
             whitespace_run: 0,

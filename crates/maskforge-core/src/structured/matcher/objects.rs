@@ -4,11 +4,11 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::{feed_shared, is_ws, start_shared, FedValues, OpenStrings, Step, Value};
+use super::{feed_shared, is_ws, start_shared, FedValues, OpenStrings, OpenValue, Step};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::structured::graph::{addable_optional_keys, witness_reachable, Graph, NodeId, ObjectShape, SeenKeys};
 use crate::structured::pattern_syntax::PatternSyntax;
-use crate::structured::strings::{DecodeStep, StringDecoder};
+use crate::structured::string_decoder::{DecodeStep, StringDecoder};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ObjectPhase {
@@ -44,11 +44,11 @@ pub(super) struct ObjectTrack {
     /// automaton of candidate keys (see [`PatternKeys`](super::graph::PatternKeys)).
     pub(super) allowed_key: StateId,
     pub(super) context_key: StateId,
-    pub(super) child: Option<Arc<Value>>,
+    pub(super) child: Option<Arc<OpenValue>>,
     /// The shape's witness member has not occurred yet.
     pub(super) pending: bool,
     /// The current member's value read against the witness' schema, while it may match.
-    pub(super) probe: Option<Arc<Value>>,
+    pub(super) probe: Option<Arc<OpenValue>>,
     /// The current member must serve as the witness (its child is the conjunction).
     pub(super) serving: bool,
     /// What the key being read may become, worked out when it starts (`None` between keys).
@@ -356,7 +356,7 @@ impl ObjectTrack {
         witness.and_then(|w| w.serving(key)).unwrap_or_else(|| shape.value_schema(key))
     }
 
-    /// See [`Value::open_ended`]: the current member, or a further one, has infinitely many
+    /// See [`OpenValue::open_ended`]: the current member, or a further one, has infinitely many
     /// values (or keys). Tracks with a witness still to come are left to the search: there
     /// which value a member takes matters.
     pub(super) fn open_ended(&self, graph: &Graph, phase: ObjectPhase, strings: OpenStrings) -> bool {
@@ -556,7 +556,7 @@ impl ObjectValue {
                     let serving = witness.and_then(|w| w.serving(&key));
                     let child = start_shared(graph, node, b, &mut started);
                     let ok = child.is_some();
-                    t.child = Some(child.unwrap_or_else(|| Arc::new(Value::Start(node))));
+                    t.child = Some(child.unwrap_or_else(|| Arc::new(OpenValue::Start(node))));
                     // A free member that could serve is also read against the witness' schema.
                     t.probe = witness
                         .filter(|_| !t.serving && serving.is_some())

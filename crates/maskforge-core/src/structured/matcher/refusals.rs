@@ -6,24 +6,24 @@ use std::sync::Arc;
 
 use super::{
     arrays::ArrayPhase, arrays::ArrayValue, is_ws, objects::keys_are_patterns, objects::KeyOptions,
-    objects::ObjectPhase, objects::ObjectTrack, objects::ObjectValue, DocumentMatcher, Value,
+    objects::ObjectPhase, objects::ObjectTrack, objects::ObjectValue, DocumentMatcher, OpenValue,
 };
 use crate::automata::DEAD;
 use crate::structured::graph::{Graph, NodeId};
-use crate::structured::strings::StringDecoder;
+use crate::structured::string_decoder::StringDecoder;
 
 /// Whether `b` can begin some JSON value.
 pub(super) fn starts_value(b: u8) -> bool {
     matches!(b, b'"' | b'{' | b'[' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
 }
 
-/// Whether a value of `node` surely cannot begin with `b` (see [`Value::refuses`]).
+/// Whether a value of `node` surely cannot begin with `b` (see [`OpenValue::refuses`]).
 pub(super) fn start_refuses(graph: &Graph, node: NodeId, b: u8) -> bool {
     let n = graph.node(node);
     match b {
-        b'n' => !n.null,
-        b't' => !n.true_,
-        b'f' => !n.false_,
+        b'n' => !n.admits_null,
+        b't' => !n.admits_true,
+        b'f' => !n.admits_false,
         b'"' => n.strings.is_none() && n.counted_strings.is_none() && n.syntax_strings.is_none(),
         b'-' | b'0'..=b'9' => n.numbers.is_empty(),
         b'{' => n.objects.is_empty(),
@@ -33,11 +33,11 @@ pub(super) fn start_refuses(graph: &Graph, node: NodeId, b: u8) -> bool {
 }
 
 /// True only when a container whose tracks read `children` surely refuses `b`: each child
-/// refuses it or ends before it (see [`Value::yields`]); in the latter case the container reads
+/// refuses it or ends before it (see [`OpenValue::yields`]); in the latter case the container reads
 /// `b` after the value, and `after_refuses` says whether it refuses it there.
 pub(super) fn children_refuse<'a>(
     graph: &Graph,
-    mut children: impl Iterator<Item = Option<&'a Value>>,
+    mut children: impl Iterator<Item = Option<&'a OpenValue>>,
     b: u8,
     after_refuses: impl FnOnce() -> bool,
 ) -> bool {
@@ -57,16 +57,16 @@ pub(super) fn children_refuse<'a>(
 /// Whether the tracks of a container reading `children` all take any run of whitespace and
 /// stay alive: every value is complete and ends before whitespace (the tracks go on with the
 /// container after the value), or every value is itself between tokens.
-pub(super) fn children_take_whitespace<'a>(mut children: impl Iterator<Item = Option<&'a Value>> + Clone) -> bool {
-    let ends = |c: &Value| [b' ', b'\t', b'\n', b'\r'].into_iter().all(|w| c.yields(w));
-    children.clone().all(|c| c.is_some_and(ends)) || children.all(|c| c.is_some_and(Value::between_tokens))
+pub(super) fn children_take_whitespace<'a>(mut children: impl Iterator<Item = Option<&'a OpenValue>> + Clone) -> bool {
+    let ends = |c: &OpenValue| [b' ', b'\t', b'\n', b'\r'].into_iter().all(|w| c.yields(w));
+    children.clone().all(|c| c.is_some_and(ends)) || children.all(|c| c.is_some_and(OpenValue::between_tokens))
 }
 
-impl Value {
+impl OpenValue {
     /// Whether this is an open container between its tokens, where whitespace changes nothing.
     pub(super) fn between_tokens(&self) -> bool {
         match self {
-            Value::Object(o) => match o.phase {
+            OpenValue::Object(o) => match o.phase {
                 ObjectPhase::AfterOpen
                 | ObjectPhase::AfterKey
                 | ObjectPhase::AfterColon
@@ -77,7 +77,7 @@ impl Value {
                 ObjectPhase::InValue => children_take_whitespace(o.tracks.iter().map(|t| t.child.as_deref())),
                 ObjectPhase::InKey | ObjectPhase::Closed => false,
             },
-            Value::Array(a) => match a.phase {
+            OpenValue::Array(a) => match a.phase {
                 ArrayPhase::AfterOpen | ArrayPhase::AfterItem | ArrayPhase::AfterComma => true,
                 // Items whose text is kept (`uniqueItems`) are checked at every byte.
                 ArrayPhase::InItem => {
@@ -91,17 +91,17 @@ impl Value {
         }
     }
 
-    /// A cheap look ahead for mask walks: true only when [`Value::feed`] would surely return
+    /// A cheap look ahead for mask walks: true only when [`OpenValue::feed`] would surely return
     /// [`Step::Rejected`] for `b`, so that a walk can skip the byte without copying the value.
     /// False when unsure.
     pub(super) fn refuses(&self, graph: &Graph, b: u8) -> bool {
         match self {
-            Value::Start(node) => start_refuses(graph, *node, b),
-            Value::Leaf { dfa, state } => dfa.next(*state, b) == DEAD && !dfa.is_accepting(*state),
-            Value::Number(matchers) => !matchers.iter().any(|m| m.can_continue_with(b) || m.is_accepting()),
-            Value::Counted(_) | Value::Syntax(_) => false,
-            Value::Object(o) => o.refuses(graph, b),
-            Value::Array(a) => a.refuses(graph, b),
+            OpenValue::Start(node) => start_refuses(graph, *node, b),
+            OpenValue::Leaf { dfa, state } => dfa.next(*state, b) == DEAD && !dfa.is_accepting(*state),
+            OpenValue::Number(matchers) => !matchers.iter().any(|m| m.can_continue_with(b) || m.is_accepting()),
+            OpenValue::Counted(_) | OpenValue::Syntax(_) => false,
+            OpenValue::Object(o) => o.refuses(graph, b),
+            OpenValue::Array(a) => a.refuses(graph, b),
         }
     }
 
@@ -112,7 +112,7 @@ impl Value {
     /// probe, no items compared by value): the value then goes on exactly while one of the
     /// objects does.
     pub(super) fn key_objects<'a>(&'a self, values_only: bool, out: &mut Vec<&'a ObjectValue>) -> bool {
-        let mut leaves = |child: Option<&'a Arc<Value>>, probe: Option<&'a Arc<Value>>, compared: bool| {
+        let mut leaves = |child: Option<&'a Arc<OpenValue>>, probe: Option<&'a Arc<OpenValue>>, compared: bool| {
             if values_only {
                 probe.is_none() && !compared && child.is_some_and(|c| c.key_objects(true, out))
             } else {
@@ -120,17 +120,17 @@ impl Value {
             }
         };
         match self {
-            Value::Object(o) if o.phase == ObjectPhase::InKey => {
+            OpenValue::Object(o) if o.phase == ObjectPhase::InKey => {
                 // Tracks that started a member on the same schema share its value.
                 if !out.iter().any(|known| std::ptr::eq(*known, o)) {
                     out.push(o);
                 }
                 true
             }
-            Value::Object(o) if o.phase == ObjectPhase::InValue => {
+            OpenValue::Object(o) if o.phase == ObjectPhase::InValue => {
                 o.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref(), false))
             }
-            Value::Array(a) if a.phase == ArrayPhase::InItem && !a.keeps_text => {
+            OpenValue::Array(a) if a.phase == ArrayPhase::InItem && !a.keeps_text => {
                 a.tracks.iter().all(|t| leaves(t.child.as_ref(), t.probe.as_ref(), t.seen.is_some()))
             }
             _ => false,
@@ -139,7 +139,7 @@ impl Value {
 }
 
 impl ObjectValue {
-    /// See [`Value::refuses`].
+    /// See [`OpenValue::refuses`].
     pub(super) fn refuses(&self, graph: &Graph, b: u8) -> bool {
         use ObjectPhase::*;
         match self.phase {
@@ -183,7 +183,7 @@ impl ObjectTrack {
 }
 
 impl ArrayValue {
-    /// See [`Value::refuses`].
+    /// See [`OpenValue::refuses`].
     pub(super) fn refuses(&self, graph: &Graph, b: u8) -> bool {
         use ArrayPhase::*;
         match self.phase {
@@ -206,7 +206,7 @@ impl DocumentMatcher {
     }
 
     /// True only when [`DocumentMatcher::feed`] would surely return false for `b` (see
-    /// [`Value::refuses`]).
+    /// [`OpenValue::refuses`]).
     pub(crate) fn refuses(&self, graph: &Graph, b: u8) -> bool {
         if self.trailing {
             return !is_ws(b);

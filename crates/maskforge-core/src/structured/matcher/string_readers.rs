@@ -10,7 +10,7 @@ use crate::schema::strings::{LengthRange, StringSyntax};
 use crate::structured::graph::Graph;
 use crate::structured::hostname::HostnameReader;
 use crate::structured::pattern_syntax::PatternSyntax;
-use crate::structured::strings::{CodePointCounter, DecodeStep, StringDecoder};
+use crate::structured::string_decoder::{CodePointCounter, DecodeStep, StringDecoder};
 
 /// A string admitted by its length in code points (a bound too large for an automaton), read on
 /// the any-string automaton with a counter; the node's other strings, if any, run alongside.

@@ -12,7 +12,7 @@ instance; each repetition times, separately:
 Medians and p99 in microseconds per step (the whole batch). The machine's core count bounds what
 the threads can give.
 
-    python integration/program6_processor_latency.py [--tokenizer PATH] [--batch-sizes 1 8 64 256]
+    python integration/processor_latency.py [--tokenizer PATH] [--batch-sizes 1 8 64 256]
 """
 
 from __future__ import annotations
