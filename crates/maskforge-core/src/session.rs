@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::automata::{StateId, DEAD};
-use crate::bind::{BoundKind, BoundSchema, MaskCost, MaskRoute, StringMemo};
+use crate::bind::{BoundKind, BoundSchema, MaskCost, MaskRoute, RegularMasks, StringMemo, StructuredMasks};
 use crate::error::{Error, RejectReason, Result};
 use crate::mask;
 use crate::structured::DocumentMatcher;
@@ -34,10 +34,11 @@ impl Clone for Session {
     }
 }
 
+/// Where a session stands, with the bound arm that reads it.
 #[derive(Debug, Clone)]
 enum Position {
-    Regular(StateId),
-    Structured(Box<DocumentMatcher>),
+    Regular { masks: Arc<RegularMasks>, state: StateId },
+    Structured { masks: Arc<StructuredMasks>, matcher: Box<DocumentMatcher> },
 }
 
 /// Sessions start from a bound schema; binding itself knows nothing of them.
@@ -78,8 +79,10 @@ impl BoundSchema {
 impl Session {
     pub(crate) fn new(bound: Arc<crate::bind::BoundInner>) -> Self {
         let position = match &bound.kind {
-            BoundKind::Regular { dfa, .. } => Position::Regular(dfa.start()),
-            BoundKind::Structured { program, .. } => Position::Structured(Box::new(program.start())),
+            BoundKind::Regular(masks) => Position::Regular { state: masks.dfa.start(), masks: Arc::clone(masks) },
+            BoundKind::Structured(masks) => {
+                Position::Structured { matcher: Box::new(masks.program.start()), masks: Arc::clone(masks) }
+            }
         };
         Session { bound, position, finished: false, strings: Mutex::default() }
     }
@@ -96,9 +99,9 @@ impl Session {
             return Ok(());
         }
         match &self.position {
-            Position::Regular(state) => out.copy_from_slice(self.bound.row(*state)),
-            Position::Structured(matcher) => {
-                self.bound.structured_mask(matcher, &self.strings, out);
+            Position::Regular { masks, state } => out.copy_from_slice(masks.row(*state)),
+            Position::Structured { masks, matcher } => {
+                masks.mask(matcher, &self.strings, out);
             }
         }
         Ok(())
@@ -113,19 +116,19 @@ impl Session {
             return MaskCost { route: MaskRoute::Finished, trie_steps: 0 };
         }
         match &self.position {
-            Position::Regular(_) => MaskCost { route: MaskRoute::Row, trie_steps: 0 },
-            Position::Structured(matcher) => {
+            Position::Regular { .. } => MaskCost { route: MaskRoute::Row, trie_steps: 0 },
+            Position::Structured { masks, matcher } => {
                 // A memo of its own, so that the count does not depend on the masks written before.
                 let mut scratch = vec![0u32; self.bound.word_count];
-                self.bound.structured_mask(matcher, &Mutex::default(), &mut scratch)
+                masks.mask(matcher, &Mutex::default(), &mut scratch)
             }
         }
     }
 
     /// Writes the mask as `4 * mask_word_count()` little-endian bytes.
     pub fn write_mask_le_bytes(&self, buffer: &mut [u8]) -> Result<()> {
-        if let (false, Position::Regular(state)) = (self.finished, &self.position) {
-            return mask::write_le_bytes(self.bound.row(*state), buffer);
+        if let (false, Position::Regular { masks, state }) = (self.finished, &self.position) {
+            return mask::write_le_bytes(masks.row(*state), buffer);
         }
         let needed = self.bound.word_count * 4;
         if cfg!(target_endian = "little") && buffer.len() >= needed {
@@ -201,20 +204,19 @@ impl Session {
         let Some(bytes) = vocabulary.token_bytes(token) else {
             return reject(RejectReason::NoBytes);
         };
-        match (&self.position, &self.bound.kind) {
-            (Position::Regular(state), BoundKind::Regular { dfa, .. }) => match dfa.run(*state, bytes) {
+        match &self.position {
+            Position::Regular { masks, state } => match masks.dfa.run(*state, bytes) {
                 DEAD => reject(RejectReason::LeavesLanguage),
-                next => Ok(Step::Move(Position::Regular(next))),
+                next => Ok(Step::Move(Position::Regular { masks: Arc::clone(masks), state: next })),
             },
-            (Position::Structured(matcher), BoundKind::Structured { program, .. }) => {
+            Position::Structured { masks, matcher } => {
                 let mut next = matcher.clone();
-                if next.feed_all(&program.graph, bytes) {
-                    Ok(Step::Move(Position::Structured(next)))
+                if next.feed_all(&masks.program.graph, bytes) {
+                    Ok(Step::Move(Position::Structured { masks: Arc::clone(masks), matcher: next }))
                 } else {
                     reject(RejectReason::LeavesLanguage)
                 }
             }
-            _ => unreachable!("a session's position matches its bound schema"),
         }
     }
 
@@ -222,12 +224,9 @@ impl Session {
     /// after EOS was committed.
     pub fn is_accepting(&self) -> bool {
         self.finished
-            || match (&self.position, &self.bound.kind) {
-                (Position::Regular(state), BoundKind::Regular { dfa, .. }) => dfa.is_accepting(*state),
-                (Position::Structured(matcher), BoundKind::Structured { program, .. }) => {
-                    matcher.is_accepting(&program.graph)
-                }
-                _ => false,
+            || match &self.position {
+                Position::Regular { masks, state } => masks.dfa.is_accepting(*state),
+                Position::Structured { masks, matcher } => matcher.is_accepting(&masks.program.graph),
             }
     }
 

@@ -78,13 +78,35 @@ pub(crate) struct BoundInner {
     pub(crate) kind: BoundKind,
 }
 
+/// The two arms, bound: a session holds the one its schema compiled to, so no code asks an
+/// arm for what only the other has.
 #[derive(Debug)]
 pub(crate) enum BoundKind {
-    /// One precomputed row per DFA state, over the class trie.
-    Regular { dfa: Arc<ByteDfa>, trie: Arc<TokenTrie>, rows: RowTable },
-    /// Masks computed per step by walking the byte trie with the matcher, except inside
-    /// strings, where precomputed rows serve every token that stays in the string.
-    Structured { program: Arc<StructuredProgram>, trie: Arc<TokenTrie>, strings: StringRows, values: Box<ValueStarts> },
+    Regular(Arc<RegularMasks>),
+    Structured(Arc<StructuredMasks>),
+}
+
+/// A regular schema bound: one precomputed row per DFA state, over the class trie.
+#[derive(Debug)]
+pub(crate) struct RegularMasks {
+    pub(crate) dfa: Arc<ByteDfa>,
+    trie: Arc<TokenTrie>,
+    rows: RowTable,
+    vocabulary: Arc<Vocabulary>,
+    word_count: usize,
+}
+
+/// A structured schema bound: masks computed per step by walking the byte trie with the
+/// matcher, except inside strings, where precomputed rows serve every token that stays in the
+/// string.
+#[derive(Debug)]
+pub(crate) struct StructuredMasks {
+    pub(crate) program: Arc<StructuredProgram>,
+    trie: Arc<TokenTrie>,
+    strings: StringRows,
+    values: Box<ValueStarts>,
+    vocabulary: Arc<Vocabulary>,
+    word_count: usize,
 }
 
 /// Inside a string, a token either stays in it (then only the string's automaton decides) or
@@ -253,10 +275,12 @@ impl BoundSchema {
                     fixed => fixed,
                 };
                 let rows = RowTable::new(dfa.state_count());
-                (BoundKind::Regular { dfa, trie, rows }, policy)
+                let masks =
+                    RegularMasks { dfa, trie, rows, vocabulary: Arc::clone(vocabulary.vocabulary()), word_count };
+                (BoundKind::Regular(Arc::new(masks)), policy)
             }
             Backend::Structured(program) => (
-                BoundKind::Structured {
+                BoundKind::Structured(Arc::new(StructuredMasks {
                     program: Arc::clone(program),
                     trie: Arc::clone(vocabulary.byte_trie()),
                     strings: StringRows {
@@ -274,16 +298,18 @@ impl BoundSchema {
                         shared: Arc::clone(&vocabulary.string_rows),
                     },
                     values: Box::default(),
-                },
+                    vocabulary: Arc::clone(vocabulary.vocabulary()),
+                    word_count,
+                })),
                 BindPolicy::Lazy,
             ),
         };
         let inner =
             BoundInner { executable, vocabulary: Arc::clone(vocabulary.vocabulary()), word_count, policy, kind };
-        if let BoundKind::Regular { dfa, .. } = &inner.kind {
+        if let BoundKind::Regular(masks) = &inner.kind {
             if policy == BindPolicy::Eager {
-                for state in 1..dfa.state_count() as StateId {
-                    inner.row(state);
+                for state in 1..masks.dfa.state_count() as StateId {
+                    masks.row(state);
                 }
             }
         }
@@ -334,25 +360,31 @@ impl BoundSchema {
     /// Rows computed so far and distinct rows stored (after deduplication).
     pub fn row_stats(&self) -> (usize, usize) {
         match &self.inner.kind {
-            BoundKind::Regular { rows, .. } => rows.stats(),
-            BoundKind::Structured { .. } => (0, 0),
+            BoundKind::Regular(masks) => masks.rows.stats(),
+            BoundKind::Structured(_) => (0, 0),
         }
     }
 
     /// Nodes of the trie masks walk (for regular schemas, distinct class-sequence prefixes).
     pub fn class_trie_nodes(&self) -> usize {
         match &self.inner.kind {
-            BoundKind::Regular { trie, .. } | BoundKind::Structured { trie, .. } => trie.node_count(),
+            BoundKind::Regular(masks) => masks.trie.node_count(),
+            BoundKind::Structured(masks) => masks.trie.node_count(),
         }
     }
 }
 
 impl BoundInner {
+    /// Sets the EOS bits in `row`.
+    pub(crate) fn set_eos(&self, row: &mut [u32]) {
+        set_eos(&self.vocabulary, row);
+    }
+}
+
+impl RegularMasks {
     /// The packed row of a regular `state` (EOS bits included when the state accepts).
     pub(crate) fn row(&self, state: StateId) -> &[u32] {
-        let BoundKind::Regular { dfa, trie, rows } = &self.kind else {
-            unreachable!("rows exist for regular schemas only")
-        };
+        let RegularMasks { dfa, trie, rows, .. } = self;
         rows.get_or_compute(state, || {
             let mut row = vec![0u32; self.word_count];
             if state == DEAD {
@@ -371,23 +403,18 @@ impl BoundInner {
                 },
             );
             if dfa.is_accepting(state) {
-                self.set_eos(&mut row);
+                set_eos(&self.vocabulary, &mut row);
             }
             row
         })
     }
+}
 
+impl StructuredMasks {
     /// Writes the mask of a structured position; says which route it took and how many
     /// token-trie nodes the matcher was stepped through (a counter, not a timing).
-    pub(crate) fn structured_mask(
-        &self,
-        matcher: &DocumentMatcher,
-        memo: &Mutex<StringMemo>,
-        out: &mut [u32],
-    ) -> MaskCost {
-        let BoundKind::Structured { program, trie, strings, values } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
+    pub(crate) fn mask(&self, matcher: &DocumentMatcher, memo: &Mutex<StringMemo>, out: &mut [u32]) -> MaskCost {
+        let StructuredMasks { program, trie, strings, values, .. } = self;
         let graph = &program.graph;
         let slack = strings.longest_token;
         let mut trie_steps = 0;
@@ -477,9 +504,7 @@ impl BoundInner {
     /// Walks `trie` from `start`, admitting into `out` the tokens the walk reaches alive.
     /// Returns the trie nodes stepped.
     fn walk(&self, trie: &TokenTrie, start: WalkState, out: &mut [u32]) -> usize {
-        let BoundKind::Structured { program, strings, .. } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
+        let StructuredMasks { program, strings, .. } = self;
         let (graph, slack) = (&program.graph, strings.longest_token);
         let mut steps = 0;
         trie.walk_pruned_taking(
@@ -505,9 +530,7 @@ impl BoundInner {
     /// What the closing-token routes read: the schema graph, the longest token's length and the
     /// vocabulary's quote tails.
     fn closing_parts(&self) -> (&crate::structured::Graph, u64, &QuoteTails) {
-        let BoundKind::Structured { program, strings, .. } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
+        let StructuredMasks { program, strings, .. } = self;
         let tails = strings.shared.tails.get_or_init(|| QuoteTails::new(&self.vocabulary));
         (&program.graph, strings.longest_token, tails)
     }
@@ -590,9 +613,7 @@ impl BoundInner {
         state: StateId,
         out: &mut [u32],
     ) -> usize {
-        let BoundKind::Structured { program, strings, .. } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
+        let StructuredMasks { program, strings, .. } = self;
         let (graph, slack) = (&program.graph, strings.longest_token);
         let tails = strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary));
         let closes = split.by_content.get_or_init(|| ContentCloses::new(&self.vocabulary, split, string, state));
@@ -671,9 +692,7 @@ impl BoundInner {
 
     /// The split of a finite key's automaton at its state.
     fn finite_key_split(&self, key: &FiniteKey) -> Arc<StringSplit> {
-        let BoundKind::Structured { strings, .. } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
+        let strings = &self.strings;
         self.string_split(strings, key.text, key.state)
     }
 
@@ -681,9 +700,7 @@ impl BoundInner {
     /// split's row less the tokens whose text leads to seen keys only, walked along the seen
     /// keys' spellings. Returns the trie nodes stepped.
     fn finite_key_row(&self, key: &FiniteKey, row: &mut [u32]) -> usize {
-        let BoundKind::Structured { trie, .. } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
+        let trie = &self.trie;
         row.copy_from_slice(&self.finite_key_split(key).inside);
         let mut steps = 0;
         trie.walk_pruned(
@@ -732,9 +749,7 @@ impl BoundInner {
         mut memo: Option<&mut StringMemo>,
         out: &mut [u32],
     ) -> usize {
-        let BoundKind::Structured { strings, .. } = &self.kind else {
-            unreachable!("structured masks exist for structured schemas only")
-        };
+        let strings = &self.strings;
         let (graph, slack, tails) = self.closing_parts();
         let mut steps = 0;
         // The tails each outcome admits, as a mask (`None`: the matcher refuses the close). The
@@ -802,7 +817,7 @@ impl BoundInner {
         let split = match self.string_trie(rows, string.byte_classes()) {
             Some(trie) => self.compute_split(&trie, TrieSymbols::Classes, string, state).0,
             None => {
-                let BoundKind::Structured { trie, .. } = &self.kind else { unreachable!("string rows are structured") };
+                let trie = &self.trie;
                 let (split, walked) = self.compute_split(trie, TrieSymbols::Bytes, string, state);
                 let mut local = rows.class_tries.lock().unwrap_or_else(|e| e.into_inner());
                 local.entry(*string.byte_classes()).or_default().walked += walked;
@@ -905,9 +920,7 @@ impl BoundInner {
     /// nodes as building one costs (about [`WALKS_PER_CLASS_TRIE`] whole walks). Restrictive
     /// automata prune the byte trie at the first bytes, so their splits never build one.
     fn string_trie(&self, rows: &StringRows, classes: &[u8; 256]) -> Option<Arc<TokenTrie>> {
-        let BoundKind::Structured { trie: byte_trie, .. } = &self.kind else {
-            unreachable!("string rows are structured")
-        };
+        let byte_trie = &self.trie;
         let mut local = rows.class_tries.lock().unwrap_or_else(|e| e.into_inner());
         let entry = local.entry(*classes).or_default();
         if let Some(trie) = &entry.trie {
@@ -924,10 +937,15 @@ impl BoundInner {
         Some(trie)
     }
 
-    pub(crate) fn set_eos(&self, row: &mut [u32]) {
-        for &eos in self.vocabulary.eos_token_ids() {
-            mask::set_bit(row, eos);
-        }
+    fn set_eos(&self, row: &mut [u32]) {
+        set_eos(&self.vocabulary, row);
+    }
+}
+
+/// Sets the bits of the vocabulary's EOS tokens in `row`.
+fn set_eos(vocabulary: &Vocabulary, row: &mut [u32]) {
+    for &eos in vocabulary.eos_token_ids() {
+        mask::set_bit(row, eos);
     }
 }
 
