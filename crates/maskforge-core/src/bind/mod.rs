@@ -138,7 +138,7 @@ struct PartitionUse {
 /// The splits of the process-wide JSON string automaton ([`json::string_automaton`]) over one
 /// vocabulary: every schema bound to the vocabulary reads unconstrained strings and keys there.
 #[derive(Debug, Default)]
-pub(crate) struct SharedStringRows {
+struct SharedStringRows {
     trie: OnceLock<Arc<TokenTrie>>,
     tails: OnceLock<QuoteTails>,
     /// The tails that may follow a key's closing quote alone (see [`KeyTailMemo`]).
@@ -295,7 +295,7 @@ impl BoundSchema {
                         class_tries: Mutex::new(HashMap::new()),
                         splits: Mutex::new(HashMap::new()),
                         key_tails: KeyTailMemo::default(),
-                        shared: Arc::clone(&vocabulary.string_rows),
+                        shared: shared_string_rows(vocabulary),
                     },
                     values: Box::default(),
                     vocabulary: Arc::clone(vocabulary.vocabulary()),
@@ -940,6 +940,12 @@ impl StructuredMasks {
     fn set_eos(&self, row: &mut [u32]) {
         set_eos(&self.vocabulary, row);
     }
+}
+
+/// The vocabulary's [`SharedStringRows`], made by the first schema bound to it.
+fn shared_string_rows(vocabulary: &CompiledVocabulary) -> Arc<SharedStringRows> {
+    let memo = vocabulary.binding_memo.get_or_init(|| Arc::new(SharedStringRows::default()));
+    Arc::clone(memo).downcast::<SharedStringRows>().expect("binding alone fills the memo, with string rows")
 }
 
 /// Sets the bits of the vocabulary's EOS tokens in `row`.

@@ -3,16 +3,17 @@
 //! value.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use num_bigint::BigUint;
 use num_integer::Integer;
 use num_traits::Zero;
 
-use super::{
-    decimal::add_magnitudes, decimal::decimal_digits, decimal::rem_magnitude, decimal::split_prime,
-    decimal::sub_magnitudes, decimal::Decimal, decimal::Magnitude, decimal::EXPONENT_SATURATION, matcher::Significand,
-    NumberConstraints,
+use super::decimal::{
+    add_magnitudes, decimal_digits, rem_magnitude, split_prime, strip_small_trailing_zeros, strip_trailing_zeros,
+    sub_magnitudes, Decimal, Magnitude, EXPONENT_SATURATION,
 };
+use super::NumberConstraints;
 
 /// The combined `multipleOf` (and integrality) requirement: the value must be a multiple of
 /// `value = rest * 2^twos * 5^fives` where `rest` is coprime to ten and `twos`, `fives` are the
@@ -572,6 +573,47 @@ impl Magnitudes {
                     high = high * 10 + 9;
                 }
             }
+        }
+    }
+}
+
+/// The digits of integer and fraction part read as one integer (leading zeros vanish by value).
+#[derive(Clone, Debug)]
+pub(super) enum Significand {
+    Small(u128),
+    Big(Arc<BigUint>),
+}
+
+impl Significand {
+    pub(super) fn push(&self, digit: u8) -> Significand {
+        let d = u128::from(digit - b'0');
+        match self {
+            Significand::Small(v) if *v < 10u128.pow(37) => Significand::Small(v * 10 + d),
+            Significand::Small(v) => Significand::Big(Arc::new(BigUint::from(*v) * 10u32 + d as u32)),
+            Significand::Big(v) => Significand::Big(Arc::new(&**v * 10u32 + d as u32)),
+        }
+    }
+
+    pub(super) fn is_zero(&self) -> bool {
+        matches!(self, Significand::Small(0))
+    }
+
+    pub(super) fn to_biguint(&self) -> BigUint {
+        match self {
+            Significand::Small(v) => BigUint::from(*v),
+            Significand::Big(v) => (**v).clone(),
+        }
+    }
+
+    /// `self + add` without trailing zeros, and how many there were (in machine integers
+    /// while the value fits).
+    pub(super) fn stripped(&self, add: u32) -> (BigUint, u64) {
+        match self {
+            Significand::Small(v) => {
+                let (v, zeros) = strip_small_trailing_zeros(v + u128::from(add));
+                (BigUint::from(v), zeros)
+            }
+            Significand::Big(v) => strip_trailing_zeros(&(&**v + add)),
         }
     }
 }

@@ -3,12 +3,9 @@
 
 use std::sync::Arc;
 
-use num_bigint::BigUint;
-
-use super::{
-    decimal::strip_small_trailing_zeros, decimal::strip_trailing_zeros, decimal::EXPONENT_SATURATION,
-    liveness::Derived, liveness::Exponents, liveness::Magnitudes, NumberConstraints,
-};
+use super::decimal::EXPONENT_SATURATION;
+use super::liveness::{Derived, Exponents, Magnitudes, Significand};
+use super::NumberConstraints;
 
 /// [`NumberConstraints`] with their derived data, shared by every matcher over them.
 #[derive(Debug)]
@@ -52,47 +49,6 @@ pub(super) enum Phase {
     /// Exponent sign read.
     ExpSign,
     ExpDigits,
-}
-
-/// The digits of integer and fraction part read as one integer (leading zeros vanish by value).
-#[derive(Clone, Debug)]
-pub(super) enum Significand {
-    Small(u128),
-    Big(Arc<BigUint>),
-}
-
-impl Significand {
-    pub(super) fn push(&self, digit: u8) -> Significand {
-        let d = u128::from(digit - b'0');
-        match self {
-            Significand::Small(v) if *v < 10u128.pow(37) => Significand::Small(v * 10 + d),
-            Significand::Small(v) => Significand::Big(Arc::new(BigUint::from(*v) * 10u32 + d as u32)),
-            Significand::Big(v) => Significand::Big(Arc::new(&**v * 10u32 + d as u32)),
-        }
-    }
-
-    pub(super) fn is_zero(&self) -> bool {
-        matches!(self, Significand::Small(0))
-    }
-
-    pub(super) fn to_biguint(&self) -> BigUint {
-        match self {
-            Significand::Small(v) => BigUint::from(*v),
-            Significand::Big(v) => (**v).clone(),
-        }
-    }
-
-    /// `self + add` without trailing zeros, and how many there were (in machine integers
-    /// while the value fits).
-    pub(super) fn stripped(&self, add: u32) -> (BigUint, u64) {
-        match self {
-            Significand::Small(v) => {
-                let (v, zeros) = strip_small_trailing_zeros(v + u128::from(add));
-                (BigUint::from(v), zeros)
-            }
-            Significand::Big(v) => strip_trailing_zeros(&(&**v + add)),
-        }
-    }
 }
 
 #[derive(Clone, Debug)]

@@ -1,4 +1,9 @@
-//! Lowering of a schema document into the structured arm's graph.
+//! Lowering of a schema document into the structured arm's graph: each schema object becomes a
+//! conjunction of nodes (its type-by-type content, then one operand per applicator), and
+//! `$ref` targets become nodes once, so recursion is an edge back. Keywords are read and checked
+//! through `schema::read`, which the regular arm reads them through too; what only this arm
+//! lowers (dynamic references, `unevaluated*`, recursion) is read here. Lowering
+//! only asks for graph nodes; computing them is the graph's job ([`Graph::finish`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;

@@ -1,4 +1,6 @@
-//! `uniqueItems`: items compared by JSON value, and the liveness that comes with it.
+//! `uniqueItems` while reading: items compared by JSON value, and the liveness that comes with
+//! it. What the graph decides at compile time (which items it supports, their value domains) is
+//! `graph::unique_domains`; this module only asks it.
 //!
 //! The graph admits `uniqueItems` where the matcher decides it exactly (see
 //! `Graph::unique_items_supported`): items that are literals or one finite set of strings, whose

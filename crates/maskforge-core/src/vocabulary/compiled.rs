@@ -1,5 +1,6 @@
 //! The compiled vocabulary and the flat token trie that binding walks.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -13,8 +14,9 @@ pub struct CompiledVocabulary {
     byte_trie: Arc<TokenTrie>,
     /// Distinguishes vocabularies in caches without hashing their contents.
     uid: u64,
-    /// Mask rows inside unconstrained JSON strings, the same for every schema.
-    pub(crate) string_rows: Arc<crate::bind::SharedStringRows>,
+    /// What binding keeps per vocabulary for every schema bound to it (the mask rows inside
+    /// unconstrained JSON strings). Opaque here: a vocabulary knows nothing of binding.
+    pub(crate) binding_memo: OnceLock<Arc<dyn Any + Send + Sync>>,
 }
 
 impl TryFrom<Arc<Vocabulary>> for CompiledVocabulary {
@@ -30,7 +32,7 @@ impl TryFrom<Arc<Vocabulary>> for CompiledVocabulary {
             vocabulary,
             byte_trie,
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
-            string_rows: Arc::default(),
+            binding_memo: OnceLock::new(),
         })
     }
 }

@@ -5,10 +5,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
+use super::fixpoints::min_bound;
+use super::unique_domains::MAX_UNIQUE_STRING_DOMAIN;
 use super::{
-    fixpoints::min_bound, push_alternative, unique_domains::MAX_UNIQUE_STRING_DOMAIN, ArrayShape, Contains, Graph,
-    GraphError, ItemsEvaluated, KeyWitness, Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated,
-    SyntaxStrings, ANY, FEW_VALUES, MAX_PATTERNS_PER_OBJECT, MAX_SHAPES_PER_NODE, NEVER,
+    push_alternative, ArrayShape, Contains, Graph, GraphError, ItemsEvaluated, KeyWitness, Node, NodeId, ObjectShape,
+    PatternProperty, PropertiesEvaluated, SyntaxStrings, ANY, FEW_VALUES, MAX_PATTERNS_PER_OBJECT, MAX_SHAPES_PER_NODE,
+    NEVER,
 };
 use crate::automata::json_escapes::{decoded_strings, json_literal_strings};
 use crate::automata::{json, ByteDfa, StateId};

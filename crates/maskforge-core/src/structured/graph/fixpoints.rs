@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{
-    keys::addable_optional_keys, unique_domains::FiniteDomains, ArrayShape, Graph, Node, ObjectShape, SeenKeys,
-};
+use super::keys::addable_optional_keys;
+use super::unique_domains::FiniteDomains;
+use super::{ArrayShape, Graph, Node, ObjectShape, SeenKeys};
 
 /// Whether an object with keys `seen`, `extra` further keys not named by the shape about to be
 /// added, can still gain the member its witness asks for (true without one).

@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use super::{
-    feed_shared, is_ws, objects::unseen_key_completes, objects::ObjectPhase, start_shared, FedValues, OpenStrings,
-    OpenValue, Step,
-};
+use super::objects::{unseen_key_completes, ObjectPhase};
+use super::{feed_shared, is_ws, start_shared, FedValues, OpenStrings, OpenValue, Step};
 use crate::structured::graph::{contains_reachable, reachable_items, ArrayShape, Canon, Graph, NodeId};
 use crate::structured::string_decoder::{DecodeStep, StringDecoder};
 use crate::structured::unique;

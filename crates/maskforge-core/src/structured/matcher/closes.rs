@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use super::{
-    arrays::ArrayPhase, is_ws, objects::key_allowed, objects::key_use, objects::keys_are_patterns,
-    objects::object_live, objects::unseen_key_completes, objects::KeyOptions, objects::ObjectPhase,
-    objects::ObjectTrack, DocumentMatcher, Nesting, OpenValue, Step, MAX_INSTANCE_DEPTH,
+use super::arrays::ArrayPhase;
+use super::objects::{
+    key_allowed, key_use, keys_are_patterns, object_live, unseen_key_completes, KeyOptions, ObjectPhase, ObjectTrack,
 };
+use super::{is_ws, DocumentMatcher, Nesting, OpenValue, Step, MAX_INSTANCE_DEPTH};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::graph::{Graph, NodeId, PrefixRuns, SeenKeys};

@@ -4,11 +4,10 @@
 
 use std::sync::Arc;
 
-use super::objects::{key_open, keys_are_patterns, room_for_unnamed_key, ObjectTrack};
-use super::{
-    arrays::ArrayPhase, objects::ObjectPhase, string_readers::CountedString, string_readers::SyntaxString,
-    DocumentMatcher, OpenStrings, OpenValue,
-};
+use super::arrays::ArrayPhase;
+use super::objects::{key_open, keys_are_patterns, room_for_unnamed_key, ObjectPhase, ObjectTrack};
+use super::string_readers::{CountedString, SyntaxString};
+use super::{DocumentMatcher, OpenStrings, OpenValue};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::graph::Graph;

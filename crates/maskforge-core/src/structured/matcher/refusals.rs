@@ -4,10 +4,9 @@
 
 use std::sync::Arc;
 
-use super::{
-    arrays::ArrayPhase, arrays::ArrayValue, is_ws, objects::keys_are_patterns, objects::KeyOptions,
-    objects::ObjectPhase, objects::ObjectTrack, objects::ObjectValue, DocumentMatcher, OpenValue,
-};
+use super::arrays::{ArrayPhase, ArrayValue};
+use super::objects::{keys_are_patterns, KeyOptions, ObjectPhase, ObjectTrack, ObjectValue};
+use super::{is_ws, DocumentMatcher, OpenValue};
 use crate::automata::DEAD;
 use crate::structured::graph::{Graph, NodeId};
 use crate::structured::string_decoder::StringDecoder;
