@@ -22,6 +22,10 @@ def ranges(name: str) -> list[tuple[int, int]]:
     return [(r >> 32, (r & 0xFFFFFFFF) - 1) for r in data.codepoint_classes[name]]
 
 
+# Ranges per line of the table, to keep the file short enough to read.
+PER_LINE = 3
+
+
 def main() -> None:
     rows = sorted(
         (first, last, kind)
@@ -45,11 +49,14 @@ def main() -> None:
         "    Disallowed,",
         "}",
         "",
+        "use Property::{ContextJ, ContextO, Pvalid};",
+        "",
         "/// Sorted, disjoint inclusive ranges of the code points that are not DISALLOWED or UNASSIGNED.",
         "#[rustfmt::skip]",
         "pub(crate) const DERIVED_PROPERTY: &[(u32, u32, Property)] = &[",
     ]
-    lines += [f"    (0x{first:04X}, 0x{last:04X}, Property::{kind})," for first, last, kind in rows]
+    entries = [f"(0x{first:04X}, 0x{last:04X}, {kind})," for first, last, kind in rows]
+    lines += ["    " + " ".join(entries[i : i + PER_LINE]) for i in range(0, len(entries), PER_LINE)]
     lines += ["];", ""]
     OUTPUT.write_text("\n".join(lines))
     print(f"wrote {len(rows)} ranges to {OUTPUT}")
