@@ -100,7 +100,7 @@ pub(crate) type OneOfOverlaps = BTreeMap<String, BTreeSet<BranchOverlap>>;
 /// The JSON types a `type` keyword admits.
 #[derive(Debug, Clone, Copy)]
 struct Types {
-    admits_null: bool,
+    null: bool,
     boolean: bool,
     number: bool,
     integer: bool,
@@ -111,7 +111,7 @@ struct Types {
 
 impl Types {
     const ALL: Types = Types {
-        admits_null: true,
+        null: true,
         boolean: true,
         number: true,
         integer: false,
@@ -235,7 +235,7 @@ impl<'a> Lowering<'a> {
         }
         let types = self.types(map, pointer)?;
         let mut node = Node {
-            admits_null: types.admits_null,
+            admits_null: types.null,
             admits_true: types.boolean,
             admits_false: types.boolean,
             ..Node::default()
@@ -475,7 +475,7 @@ impl<'a> Lowering<'a> {
     fn types(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<Types> {
         let Some(names) = read::type_names(map, pointer)? else { return Ok(Types::ALL) };
         let mut types = Types {
-            admits_null: false,
+            null: false,
             boolean: false,
             number: false,
             integer: false,
@@ -485,7 +485,7 @@ impl<'a> Lowering<'a> {
         };
         for name in names {
             match name {
-                "null" => types.admits_null = true,
+                "null" => types.null = true,
                 "boolean" => types.boolean = true,
                 "number" => types.number = true,
                 "integer" => types.integer = true,
