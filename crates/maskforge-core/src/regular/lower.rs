@@ -1,4 +1,5 @@
-//! Lowering of schema keywords into per-type regular languages.
+//! Lowering of schema keywords into per-type regular languages, from the reading of each schema
+//! object that both arms share (`schema::object`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,9 +10,9 @@ use super::lang::{self, JsonType, Op, Products, TypeLang, Typed};
 use crate::automata::{json, AnyOrderMembers, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
-use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
-use crate::schema::read::{self, diag, invalid};
-use crate::schema::strings::{check_string_keywords, string_language, StringLanguage, MAX_LENGTH_BOUND};
+use crate::schema::object::{Conditional, LowerSchema, SchemaObject};
+use crate::schema::read::{self, diag};
+use crate::schema::strings::{string_language, StringLanguage, MAX_LENGTH_BOUND};
 use crate::schema::{pointer_push, SchemaDocument};
 
 /// Closed objects track the set of members seen, `2^members` states: above this count the
@@ -33,6 +34,14 @@ pub(crate) struct Lowering<'a> {
 
 fn structured(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
     diag(DiagnosticCode::RequiresStructuredBackend, pointer, keyword, message)
+}
+
+impl LowerSchema for Lowering<'_> {
+    type Lowered = Typed;
+
+    fn lower(&mut self, schema: &Value, pointer: &str) -> Lowered<Typed> {
+        self.schema(schema, pointer)
+    }
 }
 
 impl<'a> Lowering<'a> {
@@ -70,70 +79,55 @@ impl<'a> Lowering<'a> {
         Ok(typed)
     }
 
-    fn subschema(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<Typed>> {
-        read::subschema(map, pointer, keyword).map(|(value, at)| self.schema(value, &at)).transpose()
-    }
-
-    fn subschema_list(
-        &mut self,
-        map: &Map<String, Value>,
-        pointer: &str,
-        keyword: &str,
-    ) -> Lowered<Option<Vec<Typed>>> {
-        read::subschema_list(map, pointer, keyword)?
-            .map(|list| list.iter().map(|(value, at)| self.schema(value, at)).collect())
-            .transpose()
-    }
-
     fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
-        self.check_keywords(map, pointer)?;
-        // Before 2019-09, `$ref` makes its siblings ignored.
-        if map.contains_key("$ref") && self.draft < Draft::Draft201909 {
-            return self.reference(map, pointer);
+        let object = SchemaObject::read(map, pointer, self.draft)?;
+        if object.reference_only {
+            return self.reference(&object, pointer);
         }
-        let mut typed = self.type_keyword(map, pointer)?;
-        // Both arms read the keywords of every type in one order: numbers, counts, strings.
-        self.narrow_numbers(map, pointer, &mut typed)?;
-        let counts = read::counts(map, pointer, self.draft)?;
-        self.narrow_strings(map, pointer, &mut typed)?;
+        if let Some(&(keyword, _)) = object.dynamic_references.first() {
+            return Err(structured(pointer, keyword, "dynamic references are resolved by the structured backend"));
+        }
+        let mut typed = self.type_keyword(&object, pointer);
+        self.narrow_numbers(&object, pointer, &mut typed);
+        self.narrow_strings(&object, pointer, &mut typed)?;
         if typed.admits(JsonType::Object) {
-            let object = self.object_language(map, pointer, &counts)?;
-            let slot = lang::intersect(self, typed.slot(JsonType::Object), &object)?;
+            let language = self.object_language(&object, pointer)?;
+            let slot = lang::intersect(self, typed.slot(JsonType::Object), &language)?;
             typed.set(JsonType::Object, slot);
         }
         if typed.admits(JsonType::Array) {
-            let array = self.array_language(map, pointer, &counts)?;
-            let slot = lang::intersect(self, typed.slot(JsonType::Array), &array)?;
+            let language = self.array_language(&object, pointer)?;
+            let slot = lang::intersect(self, typed.slot(JsonType::Array), &language)?;
             typed.set(JsonType::Array, slot);
         }
-        if let Some(values) = map.get("enum") {
-            let Value::Array(values) = values else { return Err(invalid(pointer, "enum", "enum must be an array")) };
+        if let Some(values) = object.enum_values {
             let allowed = self.values_language(values, &pointer_push(pointer, "enum"), "enum");
             typed = lang::intersect_typed(self, &typed, &allowed)?;
         }
-        // `const` arrived in draft 6; in draft 4 it is an unknown keyword, an annotation.
-        if let Some(value) = map.get("const").filter(|_| self.draft >= Draft::Draft6) {
+        if let Some(value) = object.const_value {
             let allowed = self.values_language(std::slice::from_ref(value), &pointer_push(pointer, "const"), "const");
             typed = lang::intersect_typed(self, &typed, &allowed)?;
         }
-        if map.contains_key("$ref") {
-            let target = self.reference(map, pointer)?;
+        if object.reference.is_some() {
+            let target = self.reference(&object, pointer)?;
             typed = lang::intersect_typed(self, &typed, &target)?;
         }
-        if let Some(branches) = self.subschema_list(map, pointer, "allOf")? {
-            for branch in &branches {
+        if let Some(branches) = &object.all_of {
+            for branch in &self.subschemas(branches)? {
                 typed = lang::intersect_typed(self, &typed, branch)?;
             }
         }
-        if let Some(branches) = self.subschema_list(map, pointer, "anyOf")? {
-            let any = branches.iter().fold(Typed::nothing(), |acc, b| lang::union_typed(&acc, b));
+        if let Some(branches) = &object.any_of {
+            let any = self.subschemas(branches)?.iter().fold(Typed::nothing(), |acc, b| lang::union_typed(&acc, b));
             typed = lang::intersect_typed(self, &typed, &any)?;
         }
-        if let Some(branches) = self.subschema_list(map, pointer, "oneOf")? {
+        if let Some(branches) = &object.one_of {
+            let branches = self.subschemas(branches)?;
             let exactly_one = self.exactly_one(&branches, &pointer_push(pointer, "oneOf"))?;
             typed = lang::intersect_typed(self, &typed, &exactly_one)?;
         }
-        if let Some(negated) = self.subschema(map, pointer, "not")? {
+        if let Some(negated) = &object.not {
+            let negated = self.subschema(negated)?;
             let at = pointer_push(pointer, "not");
             typed = lang::difference_typed(self, &typed, &negated, |t| {
                 structured(
@@ -143,27 +137,15 @@ impl<'a> Lowering<'a> {
                 )
             })?;
         }
-        if self.draft >= Draft::Draft7 && map.contains_key("if") {
-            typed = self.conditional(map, pointer, typed)?;
+        if let Some(conditional) = &object.conditional {
+            typed = self.conditional(conditional, pointer, typed)?;
         }
         Ok(typed)
     }
 
-    /// Diagnoses known keywords this arm does not support; unknown keywords are annotations.
-    fn check_keywords(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<()> {
-        for keyword in map.keys() {
-            if unsupported_everywhere(keyword, self.draft) {
-                return Err(read::unsupported(pointer, keyword));
-            }
-            if matches!(keyword.as_str(), "$dynamicRef" | "$recursiveRef") && is_known_keyword(keyword, self.draft) {
-                return Err(structured(pointer, keyword, "dynamic references are resolved by the structured backend"));
-            }
-        }
-        Ok(())
-    }
-
-    fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
-        let (target, reference) = read::reference_target(self.document, map, pointer)?;
+    fn reference(&mut self, object: &SchemaObject, pointer: &str) -> Lowered<Typed> {
+        let reference = object.reference.expect("called for a $ref");
+        let target = read::reference_target(self.document, pointer, reference)?;
         if self.active.contains(&target.pointer) {
             let at = pointer_push(pointer, "$ref");
             let d = structured(&at, "$ref", format!("recursive reference {reference:?} needs the structured backend"));
@@ -172,11 +154,11 @@ impl<'a> Lowering<'a> {
         self.schema(target.schema, &target.pointer)
     }
 
-    fn type_keyword(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
-        let Some(names) = read::type_names(map, pointer)? else { return Ok(Typed::any()) };
+    fn type_keyword(&mut self, object: &SchemaObject, pointer: &str) -> Typed {
+        let Some(names) = &object.types else { return Typed::any() };
         let mut typed = Typed::nothing();
         for name in names {
-            match name {
+            match *name {
                 "integer" => {
                     if !typed.admits(JsonType::Number) {
                         typed.set(
@@ -196,15 +178,14 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        Ok(typed)
+        typed
     }
 
-    fn narrow_strings(&mut self, map: &Map<String, Value>, pointer: &str, typed: &mut Typed) -> Lowered<()> {
-        check_string_keywords(map, pointer, self.draft)?;
+    fn narrow_strings(&mut self, object: &SchemaObject, pointer: &str, typed: &mut Typed) -> Lowered<()> {
         if !typed.admits(JsonType::String) {
             return Ok(());
         }
-        let narrowed = match string_language(map, pointer, self.draft, self.options) {
+        let narrowed = match string_language(object.map, pointer, self.draft, self.options) {
             Ok(StringLanguage::Any) => TypeLang::Any,
             Ok(StringLanguage::Texts(dfa)) if dfa.is_empty_language() => TypeLang::Excluded,
             Ok(StringLanguage::Texts(dfa)) => TypeLang::Lang(Re::Dfa(dfa)),
@@ -229,9 +210,8 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
-    fn narrow_numbers(&mut self, map: &Map<String, Value>, pointer: &str, typed: &mut Typed) -> Lowered<()> {
-        let keywords = read::numeric_keywords(map, pointer, self.draft)?;
-        if let Some(keyword) = keywords.last_keyword.filter(|_| typed.admits(JsonType::Number)) {
+    fn narrow_numbers(&mut self, object: &SchemaObject, pointer: &str, typed: &mut Typed) {
+        if let Some(keyword) = object.numbers.last_keyword.filter(|_| typed.admits(JsonType::Number)) {
             let d = structured(
                 pointer,
                 keyword,
@@ -239,11 +219,10 @@ impl<'a> Lowering<'a> {
             );
             typed.set(JsonType::Number, TypeLang::Unsupported(d));
         }
-        Ok(())
     }
 
     /// The object language of the object keywords (`Any` when there are none).
-    fn object_language(&mut self, map: &Map<String, Value>, pointer: &str, counts: &read::Counts) -> Lowered<TypeLang> {
+    fn object_language(&mut self, object: &SchemaObject, pointer: &str) -> Lowered<TypeLang> {
         const OBJECT_KEYWORDS: &[&str] = &[
             "properties",
             "required",
@@ -257,18 +236,17 @@ impl<'a> Lowering<'a> {
             "dependentSchemas",
             "unevaluatedProperties",
         ];
-        let present: Vec<&str> = OBJECT_KEYWORDS.iter().copied().filter(|k| map.contains_key(*k)).collect();
-        if present.is_empty() {
+        if !OBJECT_KEYWORDS.iter().any(|k| object.has(k)) {
             return Ok(TypeLang::Any);
         }
-        if map.contains_key("propertyNames") && is_known_keyword("propertyNames", self.draft) {
+        if object.property_names.is_some() {
             return Ok(TypeLang::Unsupported(structured(
                 pointer,
                 "propertyNames",
                 "key constraints are tracked by the structured backend",
             )));
         }
-        if map.contains_key("unevaluatedProperties") && is_known_keyword("unevaluatedProperties", self.draft) {
+        if object.unevaluated_properties.is_some() {
             return Ok(TypeLang::Unsupported(structured(
                 pointer,
                 "unevaluatedProperties",
@@ -280,26 +258,17 @@ impl<'a> Lowering<'a> {
         } else {
             &["dependentRequired", "dependentSchemas", "dependencies"]
         };
-        if let Some(keyword) = dependency_keywords.iter().find(|k| map.contains_key(**k)) {
+        if let Some(keyword) = dependency_keywords.iter().find(|k| object.has(k)) {
             return Ok(TypeLang::Unsupported(structured(
                 pointer,
                 keyword,
                 "property dependencies are tracked by the structured backend",
             )));
         }
-        let (min, max) = (counts.min_properties, counts.max_properties);
-        let required = &counts.required;
-        let properties = match map.get("properties") {
-            None => Map::new(),
-            Some(Value::Object(p)) => p.clone(),
-            Some(_) => return Err(invalid(pointer, "properties", "properties must be an object")),
-        };
-        let pattern_properties = match map.get("patternProperties") {
-            None => false,
-            Some(Value::Object(p)) => !p.is_empty(),
-            Some(_) => return Err(invalid(pointer, "patternProperties", "patternProperties must be an object")),
-        };
-        let additional = self.subschema(map, pointer, "additionalProperties")?;
+        let (min, max) = (object.counts.min_properties, object.counts.max_properties);
+        let required = &object.counts.required;
+        let pattern_properties = !object.pattern_properties.is_empty();
+        let additional = self.optional(&object.additional_properties)?;
         let closed = additional.as_ref().is_some_and(|a| JsonType::ALL.iter().all(|&t| !a.admits(t)));
         if !closed || pattern_properties {
             // Nothing below can make the object regular, so its properties are left to the
@@ -312,13 +281,11 @@ impl<'a> Lowering<'a> {
             )));
         }
         // Lower every property schema now so that malformed ones are diagnosed whatever happens.
-        let base = pointer_push(pointer, "properties");
-        let mut members: Vec<(String, Typed, String)> = Vec::new();
-        for (name, schema) in &properties {
-            let at = pointer_push(&base, name);
-            members.push((name.clone(), self.schema(schema, &at)?, at));
+        let mut members: Vec<(&str, Typed, &str)> = Vec::new();
+        for (name, schema) in &object.properties {
+            members.push((name, self.subschema(schema)?, &schema.1));
         }
-        if max.is_some_and(|max| max < min) || required.iter().any(|r| !properties.contains_key(r)) {
+        if max.is_some_and(|max| max < min) || required.iter().any(|r| !members.iter().any(|m| m.0 == r)) {
             return Ok(TypeLang::Excluded);
         }
         let mut alternatives = Vec::new();
@@ -328,7 +295,7 @@ impl<'a> Lowering<'a> {
                 Ok(value) => value,
                 Err(d) => return Ok(TypeLang::Unsupported(d)),
             };
-            let needed = required.contains(name);
+            let needed = required.iter().any(|r| r == name);
             if value == Re::Nothing {
                 if needed {
                     return Ok(TypeLang::Excluded);
@@ -388,7 +355,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// The array language of the array keywords (`Any` when there are none).
-    fn array_language(&mut self, map: &Map<String, Value>, pointer: &str, counts: &read::Counts) -> Lowered<TypeLang> {
+    fn array_language(&mut self, object: &SchemaObject, pointer: &str) -> Lowered<TypeLang> {
         const ARRAY_KEYWORDS: &[&str] = &[
             "items",
             "prefixItems",
@@ -401,31 +368,29 @@ impl<'a> Lowering<'a> {
             "maxContains",
             "unevaluatedItems",
         ];
-        if !ARRAY_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
+        if !ARRAY_KEYWORDS.iter().any(|k| object.has(k)) {
             return Ok(TypeLang::Any);
         }
-        if map.contains_key("unevaluatedItems") && is_known_keyword("unevaluatedItems", self.draft) {
+        if object.unevaluated_items.is_some() {
             return Ok(TypeLang::Unsupported(structured(
                 pointer,
                 "unevaluatedItems",
                 "evaluated items are tracked by the structured backend",
             )));
         }
-        if map.contains_key("contains") && is_known_keyword("contains", self.draft) {
+        if object.contains.is_some() {
             return Ok(TypeLang::Unsupported(structured(
                 pointer,
                 "contains",
                 "counting the items that match contains needs the structured backend",
             )));
         }
+        let counts = &object.counts;
         let (min, max, unique) = (counts.min_items, counts.max_items, counts.unique_items);
-        let items = read::array_items(map, pointer, self.draft)?;
-        let prefix: Vec<(Typed, &str)> = items
-            .prefix
-            .iter()
-            .map(|(value, at)| self.schema(value, at).map(|t| (t, at.as_str())))
-            .collect::<Lowered<_>>()?;
-        let rest = items.rest.as_ref().map(|(value, at)| self.schema(value, at)).transpose()?;
+        let items = &object.items;
+        let prefix: Vec<(Typed, &str)> =
+            items.prefix.iter().map(|s| self.subschema(s).map(|t| (t, s.1.as_str()))).collect::<Lowered<_>>()?;
+        let rest = self.optional(&items.rest)?;
         let rest_keyword = items.rest_keyword;
         let rest_at = pointer_push(pointer, rest_keyword);
         if max.is_some_and(|max| max < min) {
@@ -522,10 +487,10 @@ impl<'a> Lowering<'a> {
     }
 
     /// `if`/`then`/`else`: (if and then) or (not if and else).
-    fn conditional(&mut self, map: &Map<String, Value>, pointer: &str, typed: Typed) -> Lowered<Typed> {
-        let condition = self.subschema(map, pointer, "if")?.unwrap_or_else(Typed::any);
-        let then = self.subschema(map, pointer, "then")?.unwrap_or_else(Typed::any);
-        let otherwise = self.subschema(map, pointer, "else")?.unwrap_or_else(Typed::any);
+    fn conditional(&mut self, conditional: &Conditional, pointer: &str, typed: Typed) -> Lowered<Typed> {
+        let condition = self.subschema(&conditional.condition)?;
+        let then = self.optional(&conditional.then)?.unwrap_or_else(Typed::any);
+        let otherwise = self.optional(&conditional.otherwise)?.unwrap_or_else(Typed::any);
         let at = pointer_push(pointer, "if");
         let when = lang::intersect_typed(self, &condition, &then)?;
         let not_condition = lang::difference_typed(self, &Typed::any(), &condition, |t| {

@@ -1,6 +1,7 @@
 //! Schema documents: parsing, draft detection, limits on the input, canonical identity.
 
 pub mod keywords;
+pub(crate) mod object;
 pub(crate) mod read;
 pub mod refs;
 pub(crate) mod strings;

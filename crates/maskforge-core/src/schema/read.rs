@@ -169,6 +169,22 @@ pub(crate) struct Counts {
     pub(crate) required: Vec<String>,
 }
 
+impl Default for Counts {
+    /// No counting keyword: any number of items and properties, `contains` matched once.
+    fn default() -> Self {
+        Counts {
+            min_items: 0,
+            max_items: None,
+            unique_items: false,
+            min_contains: 1,
+            max_contains: None,
+            min_properties: 0,
+            max_properties: None,
+            required: Vec::new(),
+        }
+    }
+}
+
 pub(crate) fn counts(map: &Map<String, Value>, pointer: &str, draft: Draft) -> Read<Counts> {
     let (min_contains, max_contains) = if draft >= Draft::Draft201909 {
         (count(map, pointer, "minContains", draft)?.unwrap_or(1), count(map, pointer, "maxContains", draft)?)
@@ -231,6 +247,13 @@ pub(crate) struct ArrayItems<'a> {
     pub(crate) rest_keyword: &'static str,
 }
 
+impl Default for ArrayItems<'_> {
+    /// No item keyword.
+    fn default() -> Self {
+        ArrayItems { prefix: Vec::new(), rest: None, rest_keyword: "items" }
+    }
+}
+
 pub(crate) fn array_items<'a>(map: &'a Map<String, Value>, pointer: &str, draft: Draft) -> Read<ArrayItems<'a>> {
     let (prefix_keyword, rest_keyword) = if draft >= Draft::Draft202012 {
         (Some("prefixItems"), "items")
@@ -246,21 +269,11 @@ pub(crate) fn array_items<'a>(map: &'a Map<String, Value>, pointer: &str, draft:
     Ok(ArrayItems { prefix, rest: subschema(map, pointer, rest_keyword), rest_keyword })
 }
 
-/// The target of the schema's `$ref` (in the document or one the registry served), or why
-/// there is none.
-pub(crate) fn reference_target<'a>(
-    document: &'a SchemaDocument,
-    map: &Map<String, Value>,
-    pointer: &str,
-) -> Read<(Target<'a>, String)> {
-    let at = pointer_push(pointer, "$ref");
-    let Some(Value::String(reference)) = map.get("$ref") else {
-        return Err(invalid(pointer, "$ref", "$ref must be a string"));
-    };
+/// The target of a `$ref` (in the document or one the registry served), or why there is none.
+pub(crate) fn reference_target<'a>(document: &'a SchemaDocument, pointer: &str, reference: &str) -> Read<Target<'a>> {
     document
         .resolve(pointer, reference)
-        .map(|target| (target, reference.clone()))
-        .map_err(|message| diag(DiagnosticCode::UnresolvedReference, &at, "$ref", message))
+        .map_err(|message| diag(DiagnosticCode::UnresolvedReference, &pointer_push(pointer, "$ref"), "$ref", message))
 }
 
 /// What the presence of one property brings along (`dependencies`, `dependentRequired`,
@@ -297,10 +310,9 @@ pub(crate) fn dependencies<'a>(
         for (property, dependency) in entries {
             let at = pointer_push(&base, property);
             let names = |list: &Vec<Value>| -> Read<Vec<String>> {
-                list.iter()
-                    .map(|v| v.as_str().map(str::to_string))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| invalid(&at, keyword, "a dependency list holds property names"))
+                list.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>().ok_or_else(|| {
+                    diag(DiagnosticCode::InvalidKeywordValue, &at, keyword, "a dependency list holds property names")
+                })
             };
             let dependency = match (keyword, dependency) {
                 ("dependentRequired", Value::Array(list)) | ("dependencies", Value::Array(list)) => {
@@ -308,7 +320,10 @@ pub(crate) fn dependencies<'a>(
                 }
                 ("dependentSchemas", Value::Object(_) | Value::Bool(_))
                 | ("dependencies", Value::Object(_) | Value::Bool(_)) => Dependency::Schema((dependency, at.clone())),
-                _ => return Err(invalid(&at, keyword, format!("{keyword} values must be property lists or schemas"))),
+                _ => {
+                    let message = format!("{keyword} values must be property lists or schemas");
+                    return Err(diag(DiagnosticCode::InvalidKeywordValue, &at, keyword, message));
+                }
             };
             out.push((property.clone(), dependency));
         }

@@ -1,9 +1,9 @@
 //! Lowering of a schema document into the structured arm's graph: each schema object becomes a
 //! conjunction of nodes (its type-by-type content, then one operand per applicator), and
-//! `$ref` targets become nodes once, so recursion is an edge back. Keywords are read and checked
-//! through `schema::read`, which the regular arm reads them through too; what only this arm
-//! lowers (dynamic references, `unevaluated*`, recursion) is read here. Lowering
-//! only asks for graph nodes; computing them is the graph's job ([`Graph::finish`]).
+//! `$ref` targets become nodes once, so recursion is an edge back. Keywords come read and
+//! checked in a [`SchemaObject`], as the regular arm gets them; only the dynamic scope's
+//! anchors are looked up here. Lowering only asks for graph nodes; computing them is the
+//! graph's job ([`Graph::finish`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -18,11 +18,10 @@ use crate::automata::{json, ByteDfa};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
-use crate::schema::keywords::{is_known_keyword, unsupported_everywhere};
-use crate::schema::read::{self, invalid, unsupported};
+use crate::schema::object::{LowerSchema, SchemaObject};
+use crate::schema::read::{self, Dependency};
 use crate::schema::strings::{
-    cached_literal_texts, cached_pattern_keys, check_string_keywords, string_language, LengthRange, StringLanguage,
-    StringSyntax,
+    cached_literal_texts, cached_pattern_keys, string_language, LengthRange, StringLanguage, StringSyntax,
 };
 use crate::schema::{pointer_push, SchemaDocument};
 
@@ -110,15 +109,16 @@ struct Types {
 }
 
 impl Types {
-    const ALL: Types = Types {
-        null: true,
-        boolean: true,
-        number: true,
-        integer: false,
-        string: true,
-        array: true,
-        object: true,
-    };
+    const ALL: Types =
+        Types { null: true, boolean: true, number: true, integer: false, string: true, array: true, object: true };
+}
+
+impl LowerSchema for Lowering<'_> {
+    type Lowered = NodeId;
+
+    fn lower(&mut self, schema: &Value, pointer: &str) -> Lowered<NodeId> {
+        self.schema(schema, pointer)
+    }
 }
 
 impl<'a> Lowering<'a> {
@@ -208,32 +208,13 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn subschema(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<Option<NodeId>> {
-        read::subschema(map, pointer, keyword).map(|(value, at)| self.schema(value, &at)).transpose()
-    }
-
-    fn subschema_list(
-        &mut self,
-        map: &Map<String, Value>,
-        pointer: &str,
-        keyword: &str,
-    ) -> Lowered<Option<Vec<NodeId>>> {
-        read::subschema_list(map, pointer, keyword)?
-            .map(|list| list.iter().map(|(value, at)| self.schema(value, at)).collect())
-            .transpose()
-    }
-
     /// The conjunction of node ids a schema object stands for.
     fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
-        for keyword in map.keys() {
-            if unsupported_everywhere(keyword, self.draft) {
-                return Err(unsupported(pointer, keyword));
-            }
+        let object = SchemaObject::read(map, pointer, self.draft)?;
+        if object.reference_only {
+            return Ok(vec![self.reference(&object, pointer)?]);
         }
-        if map.contains_key("$ref") && self.draft < Draft::Draft201909 {
-            return Ok(vec![self.reference(map, pointer)?]);
-        }
-        let types = self.types(map, pointer)?;
+        let types = self.types(&object);
         let mut node = Node {
             admits_null: types.null,
             admits_true: types.boolean,
@@ -241,23 +222,19 @@ impl<'a> Lowering<'a> {
             ..Node::default()
         };
         if types.number || types.integer {
-            if let Some(constraints) = self.numbers(map, pointer, types)? {
+            if let Some(constraints) = self.numbers(&object, types) {
                 node.numbers.push(Arc::new(constraints));
             }
-        } else {
-            self.numbers(map, pointer, types)?;
         }
-        let counts = read::counts(map, pointer, self.draft)?;
-        (node.strings, node.counted_strings, node.syntax_strings) = self.strings(map, pointer, types.string)?;
-        if let Some(shape) = self.array(map, pointer, &counts, types.array)? {
+        (node.strings, node.counted_strings, node.syntax_strings) = self.strings(&object, pointer, types.string)?;
+        if let Some(shape) = self.array(&object, pointer, types.array)? {
             node.arrays.push(shape);
         }
-        if let Some(shape) = self.object(map, pointer, &counts, types.object)? {
+        if let Some(shape) = self.object(&object, pointer, types.object)? {
             node.objects.push(shape);
         }
         let mut operands = vec![self.graph.add(node)];
-        if let Some(values) = map.get("enum") {
-            let Value::Array(values) = values else { return Err(invalid(pointer, "enum", "enum must be an array")) };
+        if let Some(values) = object.enum_values {
             // The strings form one alternation, compiled once in time linear in their length
             // (a node per string would be joined by automaton products).
             // So do the numbers: one constraint listing every value.
@@ -290,33 +267,32 @@ impl<'a> Lowering<'a> {
             }
             operands.push(self.graph.any(ids));
         }
-        if let Some(value) = map.get("const") {
-            if self.draft >= Draft::Draft6 {
-                operands.push(self.value_node(value)?);
-            }
+        if let Some(value) = object.const_value {
+            operands.push(self.value_node(value)?);
         }
-        if map.contains_key("$ref") {
-            operands.push(self.reference(map, pointer)?);
+        if object.reference.is_some() {
+            operands.push(self.reference(&object, pointer)?);
         }
-        for keyword in ["$dynamicRef", "$recursiveRef"] {
-            if map.contains_key(keyword) && is_known_keyword(keyword, self.draft) {
-                operands.push(self.dynamic_reference(map, pointer, keyword)?);
-            }
+        for &(keyword, reference) in &object.dynamic_references {
+            operands.push(self.dynamic_reference(pointer, keyword, reference)?);
         }
-        if let Some(branches) = self.subschema_list(map, pointer, "allOf")? {
-            operands.extend(branches);
+        if let Some(branches) = &object.all_of {
+            operands.extend(self.subschemas(branches)?);
         }
-        if let Some(branches) = self.subschema_list(map, pointer, "anyOf")? {
+        if let Some(branches) = &object.any_of {
+            let branches = self.subschemas(branches)?;
             operands.push(self.graph.any_branch(branches));
         }
-        operands.extend(self.dependencies(map, pointer)?);
-        if let Some(negated) = self.subschema(map, pointer, "not")? {
+        operands.extend(self.dependencies(&object, pointer)?);
+        if let Some(negated) = &object.not {
+            let negated = self.subschema(negated)?;
             operands.push(self.graph.not(negated, &pointer_push(pointer, "not")));
         }
-        if let Some(condition) = self.conditional(map, pointer)? {
+        if let Some(condition) = self.conditional(&object, pointer)? {
             operands.push(condition);
         }
-        if let Some(branches) = self.subschema_list(map, pointer, "oneOf")? {
+        if let Some(branches) = &object.one_of {
+            let branches = self.subschemas(branches)?;
             let at = pointer_push(pointer, "oneOf");
             if let Some(pairs) = self.exclusive_one_of.get(&at) {
                 operands.push(self.exactly_one(&branches, &at, pairs));
@@ -335,15 +311,12 @@ impl<'a> Lowering<'a> {
                 operands.push(self.graph.any_branch(branches));
             }
         }
-        if self.draft >= Draft::Draft201909 {
-            // Last: what the keywords above (and the schemas they apply in place) leave
-            // unevaluated.
-            let properties = self.subschema(map, pointer, "unevaluatedProperties")?;
-            let items = self.subschema(map, pointer, "unevaluatedItems")?;
-            if properties.is_some() || items.is_some() {
-                let base = self.graph.all(operands);
-                return Ok(vec![self.graph.unevaluated(base, properties, items, pointer)]);
-            }
+        // Last: what the keywords above (and the schemas they apply in place) leave unevaluated.
+        let properties = self.optional(&object.unevaluated_properties)?;
+        let items = self.optional(&object.unevaluated_items)?;
+        if properties.is_some() || items.is_some() {
+            let base = self.graph.all(operands);
+            return Ok(vec![self.graph.unevaluated(base, properties, items, pointer)]);
         }
         Ok(operands)
     }
@@ -382,13 +355,11 @@ impl<'a> Lowering<'a> {
 
     /// `if`/`then`/`else` (draft 7 on): instances satisfying `if` and `then`, or failing `if`
     /// and satisfying `else`.
-    fn conditional(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Option<NodeId>> {
-        if self.draft < Draft::Draft7 {
-            return Ok(None);
-        }
-        let Some(condition) = self.subschema(map, pointer, "if")? else { return Ok(None) };
-        let then = self.subschema(map, pointer, "then")?.unwrap_or(ANY);
-        let otherwise = self.subschema(map, pointer, "else")?.unwrap_or(ANY);
+    fn conditional(&mut self, object: &SchemaObject, pointer: &str) -> Lowered<Option<NodeId>> {
+        let Some(conditional) = &object.conditional else { return Ok(None) };
+        let condition = self.subschema(&conditional.condition)?;
+        let then = self.optional(&conditional.then)?.unwrap_or(ANY);
+        let otherwise = self.optional(&conditional.otherwise)?.unwrap_or(ANY);
         let failing = self.graph.not(condition, &pointer_push(pointer, "if"));
         let when_true = self.graph.all(vec![condition, then]);
         let when_false = self.graph.all(vec![failing, otherwise]);
@@ -398,8 +369,8 @@ impl<'a> Lowering<'a> {
     /// One node per dependency: objects without the triggering property, or with it and what
     /// it brings (further required names, or a schema the object must also satisfy). Each is a
     /// disjunction of two shapes, so an object tracks at most `2^n` shapes for `n` of them.
-    fn dependencies(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
-        let dependencies = read::dependencies(map, pointer, self.draft)?;
+    fn dependencies(&mut self, object: &SchemaObject, pointer: &str) -> Lowered<Vec<NodeId>> {
+        let dependencies = &object.dependencies;
         if dependencies.len() > MAX_DEPENDENCIES {
             let keyword = if self.draft <= Draft::Draft7 { "dependencies" } else { "dependentRequired" };
             return Err(Diagnostic::new(
@@ -413,11 +384,11 @@ impl<'a> Lowering<'a> {
         for (property, dependency) in dependencies {
             let without = BTreeMap::from([(property.clone(), NEVER)]);
             let absent = self.graph.non_objects_and(ObjectShape::plain(without, ANY, BTreeSet::new(), 0, None));
-            let mut required = BTreeSet::from([property]);
+            let mut required = BTreeSet::from([property.clone()]);
             let mut present = Vec::new();
             match dependency {
-                read::Dependency::Required(names) => required.extend(names),
-                read::Dependency::Schema((schema, at)) => present.push(self.schema(schema, &at)?),
+                Dependency::Required(names) => required.extend(names.iter().cloned()),
+                Dependency::Schema(schema) => present.push(self.subschema(schema)?),
             }
             present.push(self.graph.non_objects_and(ObjectShape::plain(BTreeMap::new(), ANY, required, 0, None)));
             let present = self.graph.all(present);
@@ -426,8 +397,9 @@ impl<'a> Lowering<'a> {
         Ok(nodes)
     }
 
-    fn reference(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<NodeId> {
-        let (target, _) = read::reference_target(self.document, map, pointer)?;
+    fn reference(&mut self, object: &SchemaObject, pointer: &str) -> Lowered<NodeId> {
+        let reference = object.reference.expect("called for a $ref");
+        let target = read::reference_target(self.document, pointer, reference)?;
         self.target(target.schema, &target.pointer)
     }
 
@@ -448,11 +420,8 @@ impl<'a> Lowering<'a> {
     /// `$recursiveRef` (2019-09, always `#`) and `$dynamicRef` (2020-12): resolved like `$ref`;
     /// when the target declares `$recursiveAnchor: true` (the same `$dynamicAnchor` name), the
     /// outermost resource of the dynamic scope that declares it is the target instead.
-    fn dynamic_reference(&mut self, map: &Map<String, Value>, pointer: &str, keyword: &str) -> Lowered<NodeId> {
+    fn dynamic_reference(&mut self, pointer: &str, keyword: &str, reference: &str) -> Lowered<NodeId> {
         let at = pointer_push(pointer, keyword);
-        let Some(Value::String(reference)) = map.get(keyword) else {
-            return Err(invalid(pointer, keyword, format!("{keyword} must be a string")));
-        };
         let resolve_error =
             |message: String| Diagnostic::new(DiagnosticCode::UnresolvedReference, &at, message).with_keyword(keyword);
         let target = self.document.resolve(pointer, reference).map_err(resolve_error)?;
@@ -472,8 +441,8 @@ impl<'a> Lowering<'a> {
         self.target(schema, &location)
     }
 
-    fn types(&self, map: &Map<String, Value>, pointer: &str) -> Lowered<Types> {
-        let Some(names) = read::type_names(map, pointer)? else { return Ok(Types::ALL) };
+    fn types(&self, object: &SchemaObject) -> Types {
+        let Some(names) = &object.types else { return Types::ALL };
         let mut types = Types {
             null: false,
             boolean: false,
@@ -484,7 +453,7 @@ impl<'a> Lowering<'a> {
             object: false,
         };
         for name in names {
-            match name {
+            match *name {
                 "null" => types.null = true,
                 "boolean" => types.boolean = true,
                 "number" => types.number = true,
@@ -495,12 +464,12 @@ impl<'a> Lowering<'a> {
                 _ => unreachable!("type_names checked the name"),
             }
         }
-        Ok(types)
+        types
     }
 
     /// Numeric constraints, or `None` when no number satisfies them.
-    fn numbers(&self, map: &Map<String, Value>, pointer: &str, types: Types) -> Lowered<Option<NumberConstraints>> {
-        let keywords = read::numeric_keywords(map, pointer, self.draft)?;
+    fn numbers(&self, object: &SchemaObject, types: Types) -> Option<NumberConstraints> {
+        let keywords = &object.numbers;
         let mut c = NumberConstraints::default();
         if types.integer && !types.number {
             if self.draft == Draft::Draft4 {
@@ -509,19 +478,18 @@ impl<'a> Lowering<'a> {
                 c.integer = true;
             }
         }
-        c.minimum = keywords.minimum;
-        c.maximum = keywords.maximum;
-        c.multiple_of.extend(keywords.multiple_of);
-        Ok(c.is_satisfiable().then_some(c))
+        c.minimum = keywords.minimum.clone();
+        c.maximum = keywords.maximum.clone();
+        c.multiple_of.extend(keywords.multiple_of.clone());
+        c.is_satisfiable().then_some(c)
     }
 
     /// The strings a schema object admits: as an automaton, or by length alone.
-    fn strings(&mut self, map: &Map<String, Value>, pointer: &str, admitted: bool) -> Lowered<StringParts> {
-        check_string_keywords(map, pointer, self.draft)?;
+    fn strings(&mut self, object: &SchemaObject, pointer: &str, admitted: bool) -> Lowered<StringParts> {
         if !admitted {
             return Ok((None, None, None));
         }
-        Ok(match string_language(map, pointer, self.draft, self.options)? {
+        Ok(match string_language(object.map, pointer, self.draft, self.options)? {
             StringLanguage::Any => (Some(Arc::clone(&self.graph.any_string)), None, None),
             StringLanguage::Texts(dfa) if dfa.is_empty_language() => (None, None, None),
             StringLanguage::Texts(dfa) => (Some(dfa), None, None),
@@ -550,18 +518,13 @@ impl<'a> Lowering<'a> {
         Ok(dfa)
     }
 
-    fn array(
-        &mut self,
-        map: &Map<String, Value>,
-        pointer: &str,
-        counts: &read::Counts,
-        admitted: bool,
-    ) -> Lowered<Option<ArrayShape>> {
+    fn array(&mut self, object: &SchemaObject, pointer: &str, admitted: bool) -> Lowered<Option<ArrayShape>> {
+        let counts = &object.counts;
         let (min, max, unique) = (counts.min_items, counts.max_items, counts.unique_items);
-        let items = read::array_items(map, pointer, self.draft)?;
-        let prefix = items.prefix.iter().map(|(value, at)| self.schema(value, at)).collect::<Lowered<Vec<_>>>()?;
-        let rest = items.rest.as_ref().map(|(value, at)| self.schema(value, at)).transpose()?.unwrap_or(ANY);
-        let contains = if self.draft >= Draft::Draft6 { self.subschema(map, pointer, "contains")? } else { None };
+        let items = &object.items;
+        let prefix = self.subschemas(&items.prefix)?;
+        let rest = self.optional(&items.rest)?.unwrap_or(ANY);
+        let contains = self.optional(&object.contains)?;
         // `minContains` 0 with no `maxContains` makes `contains` hold.
         let (contains_min, contains_max) = (counts.min_contains, counts.max_contains);
         if !admitted {
@@ -586,53 +549,33 @@ impl<'a> Lowering<'a> {
         Ok(Some(ArrayShape { prefix, rest, min, max, contains, evaluated, unique }))
     }
 
-    fn object(
-        &mut self,
-        map: &Map<String, Value>,
-        pointer: &str,
-        counts: &read::Counts,
-        admitted: bool,
-    ) -> Lowered<Option<ObjectShape>> {
+    fn object(&mut self, object: &SchemaObject, pointer: &str, admitted: bool) -> Lowered<Option<ObjectShape>> {
+        let counts = &object.counts;
         let (min, max) = (counts.min_properties, counts.max_properties);
         let required: BTreeSet<String> = counts.required.iter().cloned().collect();
         let mut properties = BTreeMap::new();
         let mut order = Vec::new();
-        match map.get("properties") {
-            None => {}
-            Some(Value::Object(p)) => {
-                let base = pointer_push(pointer, "properties");
-                for (name, schema) in p {
-                    properties.insert(name.clone(), self.schema(schema, &pointer_push(&base, name))?);
-                    order.push(name.clone());
-                }
-            }
-            Some(_) => return Err(invalid(pointer, "properties", "properties must be an object")),
+        for (name, schema) in &object.properties {
+            properties.insert(name.to_string(), self.subschema(schema)?);
+            order.push(name.to_string());
         }
         let mut patterns = Vec::new();
-        match map.get("patternProperties") {
-            None => {}
-            Some(Value::Object(p)) => {
-                let base = pointer_push(pointer, "patternProperties");
-                if p.len() > MAX_PATTERNS_PER_OBJECT {
-                    return Err(Diagnostic::new(
-                        DiagnosticCode::ResourceLimit,
-                        &base,
-                        format!("more than {MAX_PATTERNS_PER_OBJECT} patternProperties on one object"),
-                    )
-                    .with_keyword("patternProperties"));
-                }
-                for (pattern, schema) in p {
-                    let at = pointer_push(&base, pattern);
-                    let limit = self.options.limits.max_dfa_states;
-                    let keys = cached_pattern_keys(pattern, limit, &at, "patternProperties")?;
-                    let node = self.schema(schema, &at)?;
-                    patterns.push(PatternProperty { keys, node, owner: 0 });
-                }
-            }
-            Some(_) => return Err(invalid(pointer, "patternProperties", "patternProperties must be an object")),
+        if object.pattern_properties.len() > MAX_PATTERNS_PER_OBJECT {
+            return Err(Diagnostic::new(
+                DiagnosticCode::ResourceLimit,
+                pointer_push(pointer, "patternProperties"),
+                format!("more than {MAX_PATTERNS_PER_OBJECT} patternProperties on one object"),
+            )
+            .with_keyword("patternProperties"));
         }
-        let other = self.subschema(map, pointer, "additionalProperties")?.unwrap_or(ANY);
-        let names = if self.draft >= Draft::Draft6 { self.subschema(map, pointer, "propertyNames")? } else { None };
+        for (pattern, schema) in &object.pattern_properties {
+            let limit = self.options.limits.max_dfa_states;
+            let keys = cached_pattern_keys(pattern, limit, &schema.1, "patternProperties")?;
+            let node = self.subschema(schema)?;
+            patterns.push(PatternProperty { keys, node, owner: 0 });
+        }
+        let other = self.optional(&object.additional_properties)?.unwrap_or(ANY);
+        let names = self.optional(&object.property_names)?;
         if !admitted {
             return Ok(None);
         }
@@ -643,7 +586,7 @@ impl<'a> Lowering<'a> {
             *node = self.graph.all(operands);
         }
         let evaluated = PropertiesEvaluated {
-            all: map.contains_key("additionalProperties"),
+            all: object.additional_properties.is_some(),
             names: properties.keys().cloned().collect(),
         };
         let mut shape = ObjectShape::plain(properties, other, required, min, max);

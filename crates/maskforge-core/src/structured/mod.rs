@@ -6,13 +6,13 @@
 //! matcher ([`matcher`]) reads text byte by byte and only ever reaches states that can still be
 //! completed to an accepted instance.
 //!
-//! In reading order: `lower` (the document into the graph, keywords read through
-//! `schema::read` as the regular arm reads them), `graph` (model, algebra, analyses), `matcher`
-//! (the recogniser, and apart from it the mask queries), and the readers the matcher leans on:
-//! `string_decoder` (keys), `pattern_syntax` (`format: "regex"`), `hostname` with `idna` and
-//! the generated `idna_table`, and `unique` (`uniqueItems` while reading). Nothing here knows
-//! tokens, vocabularies or masks: `bind/` asks the mask queries in terms of bytes and automaton
-//! states, and whatever it knows of tokens it keeps to itself.
+//! In reading order: `lower` (the document into the graph, from the same reading of each schema
+//! object as the regular arm: `schema::object`), `graph` (model, algebra, analyses), `matcher` (the
+//! recogniser, and apart from it the mask queries), and the readers the matcher leans on:
+//! `string_decoder` (keys), `pattern_syntax` (`format: "regex"`), `hostname` with `idna` and the
+//! generated `idna_table`, and `unique` (`uniqueItems` while reading). Nothing here knows tokens,
+//! vocabularies or masks: `bind/` asks the mask queries in terms of bytes and automaton states, and
+//! whatever it knows of tokens it keeps to itself.
 
 mod graph;
 mod hostname;
