@@ -83,6 +83,8 @@ pub(crate) struct FirstQuoteCloses {
 /// in its tracks' automaton states until the string closes, so a mask is a function of those
 /// states, and the tokens that close at their first quote into one automaton state are read
 /// alike. Valid while the session's tokens stay inside the string it was worked out in.
+///
+/// [`DocumentMatcher::forgotten_string_leaves`]: crate::structured::DocumentMatcher::forgotten_string_leaves
 #[derive(Debug, Default, Clone)]
 pub(crate) struct StringMemo {
     /// Each track's automaton and the session's state on it, in track order.

@@ -645,7 +645,7 @@ pub(crate) enum GraphError {
     TooManyPatterns,
     /// Two `contains` rules on one array (each needs its own count).
     TwoContains,
-    /// Strings with a length bound above [`MAX_LENGTH_BOUND`] combined with a language that is
+    /// Strings with a length bound above [`MAX_LENGTH_BOUND`](crate::schema::strings::MAX_LENGTH_BOUND) combined with a language that is
     /// not a finite set of short strings, or disjoint ranges of such lengths.
     CountedStrings,
     /// Strings of a syntax (`format: "regex"`, `"hostname"`, `"idn-hostname"`) met with a

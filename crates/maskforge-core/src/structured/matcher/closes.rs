@@ -292,7 +292,7 @@ impl<'m> ValueCloses<'m> {
 /// patterns, finitely many past some text (from [`DocumentMatcher::finite_keys`]).
 ///
 /// Such a key's text stays live exactly while the automaton of allowed keys takes it and some
-/// key it completes to is unseen ([`key_prefix_live`]); past a text that no seen key starts
+/// key it completes to is unseen ([`key_prefix_live`](super::objects::key_prefix_live)); past a text that no seen key starts
 /// with, any completion is unseen. So the automaton's rows decide every token that stays inside
 /// the key, except those whose text some seen key starts with, which are asked one by one.
 pub(crate) struct FiniteKey<'m> {

@@ -41,7 +41,7 @@ pub(super) struct ObjectTrack {
     pub(super) shape: u32,
     pub(super) seen: Arc<Vec<String>>,
     /// State of the key being read on the shape's automaton of allowed unnamed keys, and on its
-    /// automaton of candidate keys (see [`PatternKeys`](super::graph::PatternKeys)).
+    /// automaton of candidate keys (see [`PatternKeys`](crate::structured::graph::PatternKeys)).
     pub(super) allowed_key: StateId,
     pub(super) context_key: StateId,
     pub(super) child: Option<Arc<OpenValue>>,
@@ -333,7 +333,7 @@ pub(super) fn unseen_key_completes(text: &ByteDfa, state: StateId, decoder: &Str
 
 /// Whether the shape's keys must be ECMA-262 patterns (see [`PatternKeys::key_syntax`]).
 ///
-/// [`PatternKeys::key_syntax`]: super::graph::PatternKeys::key_syntax
+/// [`PatternKeys::key_syntax`]: crate::structured::graph::PatternKeys::key_syntax
 pub(super) fn keys_are_patterns(shape: &ObjectShape) -> bool {
     shape.keys.as_ref().is_some_and(|k| k.key_syntax.is_some())
 }

@@ -91,7 +91,7 @@ impl OpenValue {
     }
 
     /// A cheap look ahead for mask walks: true only when [`OpenValue::feed`] would surely return
-    /// [`Step::Rejected`] for `b`, so that a walk can skip the byte without copying the value.
+    /// [`Step::Rejected`](super::Step::Rejected) for `b`, so that a walk can skip the byte without copying the value.
     /// False when unsure.
     pub(super) fn refuses(&self, graph: &Graph, b: u8) -> bool {
         match self {
