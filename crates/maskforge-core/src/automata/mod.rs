@@ -10,6 +10,6 @@ pub mod json;
 pub mod json_escapes;
 mod re;
 
+pub(crate) use dfa::{AutomatonId, EdgeNode, NO_NODE};
 pub use dfa::{ByteDfa, StateId, TooManyStates, DEAD};
-pub(crate) use dfa::{EdgeNode, NO_NODE};
 pub use re::{AnyOrderMembers, CompileLimit, Re};

@@ -14,7 +14,7 @@ mod walk;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::automata::{json, ByteDfa, StateId, DEAD};
+use crate::automata::{json, AutomatonId, ByteDfa, StateId, DEAD};
 use crate::cache::TrieCache;
 use crate::error::Result;
 use crate::executable::{Backend, ExecutableSchema};
@@ -122,7 +122,7 @@ pub(crate) struct StringRows {
     /// Per byte partition of this schema's string automata: splits asked so far, and the class
     /// trie once built, kept for the schema's lifetime whatever the compiler's trie budget.
     class_tries: Mutex<HashMap<[u8; 256], PartitionUse>>,
-    splits: Mutex<HashMap<(usize, StateId), Arc<StringSplit>>>,
+    splits: Mutex<HashMap<(AutomatonId, StateId), Arc<StringSplit>>>,
     key_tails: KeyTailMemo,
     shared: Arc<SharedStringRows>,
 }
@@ -810,7 +810,7 @@ impl StructuredMasks {
             shared.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Arc::clone(&split));
             return split;
         }
-        let key = (Arc::as_ptr(string) as usize, state);
+        let key = (AutomatonId::of(string), state);
         if let Some(hit) = rows.splits.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Arc::clone(hit);
         }

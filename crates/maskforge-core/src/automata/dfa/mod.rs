@@ -1,5 +1,7 @@
 //! A minimal, trimmed byte DFA with byte classes, and the set operations over it.
 
+use std::sync::Arc;
+
 use foldhash::{HashMap, HashMapExt};
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson::NFA;
@@ -47,6 +49,19 @@ impl std::fmt::Debug for ByteDfa {
 pub struct TooManyStates {
     /// The state limit that was exceeded.
     pub limit: usize,
+}
+
+/// The identity of a shared automaton, for memo tables keyed by automaton without hashing its
+/// table. Valid while the automaton lives: every table keyed by it either holds the `Arc` in
+/// its entry or belongs to the graph whose nodes hold it, so an address is never reused while
+/// its entry exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct AutomatonId(usize);
+
+impl AutomatonId {
+    pub(crate) fn of(dfa: &Arc<ByteDfa>) -> AutomatonId {
+        AutomatonId(Arc::as_ptr(dfa) as usize)
+    }
 }
 
 impl ByteDfa {

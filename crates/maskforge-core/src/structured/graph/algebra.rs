@@ -13,7 +13,7 @@ use super::{
     NEVER,
 };
 use crate::automata::json_escapes::{decoded_strings, json_literal_strings};
-use crate::automata::{json, ByteDfa, StateId};
+use crate::automata::{json, AutomatonId, ByteDfa, StateId};
 use crate::schema::strings::{LengthRange, StringSyntax, MAX_LENGTH_BOUND};
 
 /// Adds what `other` admits to `content`, string automata aside (the caller joins those).
@@ -142,7 +142,7 @@ impl Graph {
         if Arc::ptr_eq(p, &self.any_string) {
             return Ok(Arc::clone(q));
         }
-        let (a, b) = (Arc::as_ptr(p) as usize, Arc::as_ptr(q) as usize);
+        let (a, b) = (AutomatonId::of(p), AutomatonId::of(q));
         let key = (a.min(b), a.max(b));
         if let Some((_, _, hit)) = self.string_products.get(&key) {
             return Ok(Arc::clone(hit));
@@ -181,7 +181,7 @@ impl Graph {
 
     /// The values of a string automaton built from a few literals.
     pub(super) fn few_values(&self, dfa: &Arc<ByteDfa>) -> Option<Arc<Vec<String>>> {
-        self.few_values.get(&(Arc::as_ptr(dfa) as usize)).map(|(_, values)| Arc::clone(values))
+        self.few_values.get(&(AutomatonId::of(dfa))).map(|(_, values)| Arc::clone(values))
     }
 
     /// Remembers that `dfa` holds the JSON texts (every spelling) of `values`, when they are few,
@@ -191,7 +191,7 @@ impl Graph {
             let mut unique: Vec<String> = values.iter().map(|v| v.to_string()).collect();
             unique.sort();
             unique.dedup();
-            self.few_values.insert(Arc::as_ptr(dfa) as usize, (Arc::clone(dfa), Arc::new(unique)));
+            self.few_values.insert(AutomatonId::of(dfa), (Arc::clone(dfa), Arc::new(unique)));
         }
     }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::{
     ArrayShape, Contains, Graph, GraphError, NodeId, ObjectShape, PatternProperty, ANY, MAX_PATTERNS_PER_OBJECT,
 };
+use crate::automata::AutomatonId;
 
 /// Most shapes of differing evaluations that `unevaluated*` combines (`2^n - 1` combinations).
 pub(super) const MAX_EVALUATION_SHAPES: usize = 6;
@@ -27,10 +28,11 @@ impl Graph {
         pointer: &Arc<str>,
     ) -> Result<Vec<ObjectShape>, GraphError> {
         let key = |s: &ObjectShape| {
-            let patterns: BTreeSet<usize> = s.patterns.iter().map(|p| Arc::as_ptr(&p.keys) as usize).collect();
+            let patterns: BTreeSet<AutomatonId> = s.patterns.iter().map(|p| AutomatonId::of(&p.keys)).collect();
             (s.evaluated.all, s.evaluated.names.clone(), patterns)
         };
-        let union = |a: &(bool, BTreeSet<String>, BTreeSet<usize>), b: &(bool, BTreeSet<String>, BTreeSet<usize>)| {
+        let union = |a: &(bool, BTreeSet<String>, BTreeSet<AutomatonId>),
+                     b: &(bool, BTreeSet<String>, BTreeSet<AutomatonId>)| {
             (a.0 || b.0, a.1.union(&b.1).cloned().collect(), a.2.union(&b.2).cloned().collect())
         };
         let keys: Vec<_> = shapes.iter().map(key).collect();

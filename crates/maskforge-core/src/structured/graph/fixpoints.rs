@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::keys::addable_optional_keys;
 use super::unique_domains::FiniteDomains;
 use super::{ArrayShape, Graph, Node, ObjectShape, SeenKeys};
+use crate::automata::AutomatonId;
 
 /// Whether an object with keys `seen`, `extra` further keys not named by the shape about to be
 /// added, can still gain the member its witness asks for (true without one).
@@ -186,9 +187,7 @@ impl Graph {
     /// literal set is finite without a walk of its automaton (every spelling of an `enum` makes
     /// a large acyclic one).
     pub(super) fn infinitely_many_values_of_scalars(&self, node: &Node) -> bool {
-        node.strings
-            .as_ref()
-            .is_some_and(|d| !self.few_values.contains_key(&(Arc::as_ptr(d) as usize)) && d.is_infinite())
+        node.strings.as_ref().is_some_and(|d| !self.few_values.contains_key(&(AutomatonId::of(d))) && d.is_infinite())
             || infinitely_many_values_beside_automata(node)
     }
 
@@ -200,12 +199,12 @@ impl Graph {
         let n = self.nodes.len();
         // Strings and numbers first, once each: counting a language walks its automaton, and
         // nodes share automata (by address here), so each is counted once.
-        let mut infinite_strings: HashMap<usize, bool> = HashMap::new();
+        let mut infinite_strings: HashMap<AutomatonId, bool> = HashMap::new();
         let mut infinite: Vec<bool> = (0..n)
             .map(|id| {
                 let node = &self.nodes[id];
                 let strings = node.strings.as_ref().is_some_and(|d| {
-                    let address = Arc::as_ptr(d) as usize;
+                    let address = AutomatonId::of(d);
                     // Short literal sets are finite and every string is not; no walk needed.
                     *infinite_strings.entry(address).or_insert_with(|| {
                         !self.few_values.contains_key(&address) && (Arc::ptr_eq(d, &self.any_string) || d.is_infinite())

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use super::pattern_syntax::is_pattern;
-use crate::automata::{ecma, json, ByteDfa, StateId, DEAD};
+use crate::automata::{ecma, json, AutomatonId, ByteDfa, StateId, DEAD};
 use crate::numbers::NumberConstraints;
 use crate::schema::strings::{LengthRange, StringSyntax};
 
@@ -586,10 +586,10 @@ pub(crate) struct Graph {
     /// The nodes of [`Graph::kind_nodes`], made on first use.
     kinds: Option<[NodeId; 6]>,
     /// Intersections of string automata, by operand addresses (operands held alive here).
-    string_products: HashMap<(usize, usize), StringProduct>,
+    string_products: HashMap<(AutomatonId, AutomatonId), StringProduct>,
     /// The values of string automata built from at most [`FEW_VALUES`] literals (`const`,
     /// short `enum`s), by address (the automaton held alive here).
-    few_values: HashMap<usize, (Arc<ByteDfa>, Arc<Vec<String>>)>,
+    few_values: HashMap<AutomatonId, (Arc<ByteDfa>, Arc<Vec<String>>)>,
     /// The JSON texts of each decoded key language pattern shapes admit (most shapes admit
     /// every key).
     key_texts: HashMap<ByteDfa, Arc<ByteDfa>>,
@@ -597,7 +597,7 @@ pub(crate) struct Graph {
     pub(crate) ordered: bool,
     /// For string automata of items under `uniqueItems` (by address): which states have
     /// infinitely many completions.
-    pub(crate) unbounded_strings: HashMap<usize, Arc<UnboundedStates>>,
+    pub(crate) unbounded_strings: HashMap<AutomatonId, Arc<UnboundedStates>>,
     /// For items under `uniqueItems` with finitely many values: those values.
     pub(crate) finite_domains: FiniteDomains,
     /// Whether each node has infinitely many values (set with satisfiability; a sound
@@ -984,7 +984,7 @@ impl Graph {
             unique_strings.extend(self.nodes.iter().filter_map(|n| n.strings.clone()));
         }
         for dfa in unique_strings {
-            let key = Arc::as_ptr(&dfa) as usize;
+            let key = AutomatonId::of(&dfa);
             self.unbounded_strings.entry(key).or_insert_with(|| {
                 let from = dfa.unbounded_from();
                 Arc::new(UnboundedStates { throughout: dfa.unbounded_until_accepted(&from), from })

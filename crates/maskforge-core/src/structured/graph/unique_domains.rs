@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 
 use super::{literals, ArrayShape, Graph, NodeId};
 use crate::automata::json_escapes::decoded_strings;
-use crate::automata::ByteDfa;
+use crate::automata::{AutomatonId, ByteDfa};
 use crate::numbers::Decimal;
 
 /// The values an item under `uniqueItems` may take, when finitely many.
@@ -108,7 +108,7 @@ impl Graph {
             let mut values: Vec<Canon> = literals(node).iter().map(Canon::literal).collect();
             if let Some(strings) = &node.strings {
                 // A short literal set is known value by value; no need to decode its automaton.
-                if let Some((_, known)) = self.few_values.get(&(Arc::as_ptr(strings) as usize)) {
+                if let Some((_, known)) = self.few_values.get(&(AutomatonId::of(strings))) {
                     if string_domain.is_some_and(|other| other != item) {
                         return Err("repeated items from different finite sets of strings");
                     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::objects::{unseen_key_completes, ObjectPhase};
 use super::{feed_shared, is_ws, start_shared, FedValues, OpenStrings, OpenValue, Step};
+use crate::automata::AutomatonId;
 use crate::structured::graph::{contains_reachable, reachable_items, ArrayShape, Canon, Graph, NodeId};
 use crate::structured::string_decoder::{DecodeStep, StringDecoder};
 use crate::structured::unique;
@@ -91,7 +92,7 @@ pub(super) fn start_unique_item(
     let decoder = (b == b'"').then(StringDecoder::default);
     if let (Some(decoder), OpenValue::Leaf { dfa, state }) = (&decoder, &child) {
         // Right after the opening quote, some unseen string must still complete.
-        let unbounded = graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
+        let unbounded = graph.unbounded_strings.get(&(AutomatonId::of(dfa)));
         let open = unbounded.is_some_and(|u| u.from[*state as usize])
             || unseen_key_completes(dfa, *state, decoder, &unique::seen_strings(seen));
         if !open {
@@ -116,7 +117,7 @@ pub(super) fn unique_item_live(graph: &Graph, track: &mut ArrayTrack, b: u8, ite
             }
             DecodeStep::Continue => match child {
                 OpenValue::Leaf { dfa, state } => {
-                    let unbounded = graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
+                    let unbounded = graph.unbounded_strings.get(&(AutomatonId::of(dfa)));
                     unbounded.is_some_and(|u| u.from[*state as usize])
                         || unseen_key_completes(dfa, *state, decoder, &unique::seen_strings(seen))
                 }

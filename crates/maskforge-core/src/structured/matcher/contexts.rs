@@ -8,7 +8,7 @@ use super::arrays::ArrayPhase;
 use super::objects::{key_open, keys_are_patterns, room_for_unnamed_key, ObjectPhase, ObjectTrack};
 use super::string_readers::{CountedString, SyntaxString};
 use super::{DocumentMatcher, OpenStrings, OpenValue};
-use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::automata::{AutomatonId, ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::graph::Graph;
 
@@ -66,7 +66,7 @@ impl OpenValue {
                                     Arc::ptr_eq(dfa, &graph.any_string)
                                         || graph
                                             .unbounded_strings
-                                            .get(&(Arc::as_ptr(dfa) as usize))
+                                            .get(&(AutomatonId::of(dfa)))
                                             .is_some_and(|u| u.throughout[*state as usize])
                                 }
                                 Some(container @ (OpenValue::Object(_) | OpenValue::Array(_))) => {

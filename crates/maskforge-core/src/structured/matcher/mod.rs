@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::graph::{Graph, NodeId, SeenKeys};
 use super::string_decoder::{CodePointCounter, StringDecoder};
-use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::automata::{AutomatonId, ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 
 mod arrays;
@@ -192,7 +192,7 @@ impl OpenValue {
     /// infinitely many). `strings` says how the open string inside it counts: as it reads now,
     /// or so that the verdict holds whatever the string reads next without closing.
     fn open_ended(&self, graph: &Graph, strings: OpenStrings) -> bool {
-        let unbounded = |dfa: &Arc<ByteDfa>| graph.unbounded_strings.get(&(Arc::as_ptr(dfa) as usize));
+        let unbounded = |dfa: &Arc<ByteDfa>| graph.unbounded_strings.get(&(AutomatonId::of(dfa)));
         match self {
             OpenValue::Start(node) => graph.infinite[*node as usize],
             OpenValue::Leaf { dfa, state } => {
