@@ -19,6 +19,8 @@
 //! Near the length limits (a label within a few octets of 63, a name of 253) the search tries
 //! these representatives only, and may refuse a code point that a longer search would keep; the
 //! verdict on a whole string is always exact.
+//!
+//! A reader of decoded code points: it knows no schema, graph or matcher, which holds it.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;

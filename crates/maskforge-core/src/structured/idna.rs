@@ -10,6 +10,8 @@
 //!   that does not begin with `xn--` is an ordinary label; under `idn-hostname` it is refused
 //!   (RFC 5891 section 4.2.3.1).
 //! - Lengths count the A-label form: 63 octets a label, 253 a name without the root.
+//!
+//! Pure label checks over code points: no schema, graph or matcher state.
 
 use icu_properties::props::{BidiClass, CanonicalCombiningClass, GeneralCategory, JoiningType, Script};
 use icu_properties::CodePointMapData;

@@ -13,6 +13,8 @@
 //! groups a reference asks for), so it refuses exactly the code points after which no valid
 //! pattern follows. Group names are identifiers of raw characters or `\uXXXX` / `\u{...}`
 //! escapes; a name spelled with a surrogate pair of escapes is refused.
+//!
+//! A reader of decoded code points: it knows no schema, graph or matcher, which holds it.
 
 use std::sync::OnceLock;
 

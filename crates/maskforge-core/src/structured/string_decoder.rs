@@ -1,5 +1,7 @@
 //! Incremental decoding of JSON string text, for object keys: the key's value decides which
 //! property schema applies and whether it repeats an earlier key.
+//!
+//! It knows only JSON string syntax: no schema, graph or automaton.
 
 /// Decodes the text after a string's opening quote, byte by byte.
 #[derive(Debug, Default, PartialEq, Eq, Hash)]

@@ -1,6 +1,9 @@
 //! The graph's algebra: the content of a conjunction, a disjunction or a complement of ready
 //! nodes, shape by shape (strings by automaton products, objects and arrays by products of their
 //! alternatives).
+//!
+//! Lowering asks for conjunctions and complements, which the finishing loop in `mod.rs` computes
+//! here; satisfiability is `fixpoints`' job, and nothing here reads instances.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};

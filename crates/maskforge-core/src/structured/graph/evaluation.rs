@@ -1,5 +1,7 @@
 //! `unevaluatedProperties` and `unevaluatedItems`: what a schema object's shapes leave
 //! unevaluated, and the schema that then applies to it.
+//!
+//! The matcher never sees evaluations: it reads the shapes this module leaves.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

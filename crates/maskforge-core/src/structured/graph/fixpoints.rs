@@ -1,6 +1,8 @@
 //! Satisfiability and infinity: the least fixpoint of which nodes admit a (finite) value, and a
 //! sound under-approximation of which admit infinitely many; the liveness questions over shapes
 //! that the matcher asks with them.
+//!
+//! It reads computed nodes and never changes their content.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,6 +1,9 @@
 //! Key classification for objects with `patternProperties` or `propertyNames`: the signatures
 //! (sets of patterns an unnamed key matches) with their schemas, the unnamed keys' languages and
 //! counts, and which key texts stay live.
+//!
+//! Runs once the nodes are computed; the matcher reads the [`PatternKeys`] it leaves and never
+//! classifies keys itself.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};

@@ -1,5 +1,8 @@
 //! `uniqueItems` at compile time: which item schemas the matcher can compare exactly, and the
 //! finite value domains it counts against.
+//!
+//! Compile time only: reading items under `uniqueItems` is `structured::unique`, which asks
+//! these domains.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,6 +1,8 @@
 //! The recogniser's arrays: items read against every array shape still alive, with prefix
 //! items, `contains` counts and `uniqueItems` (items compared by value, each prefix kept
 //! completable by an unseen item).
+//!
+//! Part of the recogniser: it never calls the mask queries.
 
 use std::sync::Arc;
 

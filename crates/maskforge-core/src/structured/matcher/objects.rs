@@ -1,6 +1,8 @@
 //! The recogniser's objects: members read against every object shape still alive (tracks),
 //! with keys checked against named properties, patterns, `propertyNames`, the declared order
 //! and the shape's witness, and each prefix kept completable.
+//!
+//! Part of the recogniser: it never calls the mask queries.
 
 use std::sync::{Arc, OnceLock};
 

@@ -1,6 +1,8 @@
 //! The recogniser's strings beyond one automaton: strings admitted by length alone (a code
 //! point counter beside the automaton), and strings read by a syntax (ECMA-262 patterns, host
 //! names).
+//!
+//! Part of the recogniser: it never calls the mask queries.
 
 use std::sync::Arc;
 
