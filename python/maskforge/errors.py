@@ -15,6 +15,7 @@ __all__ = [
     "ResourceLimitError",
     "VocabularyError",
     "TokenRejectedError",
+    "RollbackError",
     "MaskBufferError",
     "MaskBufferTypeError",
     "InvalidArgumentError",
@@ -79,19 +80,45 @@ class TokenRejectedError(MaskForgeError, ValueError):
         token_id: the id that was passed.
         reason: ``"out_of_range"``, ``"no_bytes"``, ``"leaves_language"``,
             ``"eos_not_accepting"`` or ``"session_finished"``.
+        index: the token's position in the draft given to ``Session.advance_many``, or ``None``
+            for ``Session.advance``.
     """
 
-    def __init__(self, message: str, *, token_id: Any, reason: str) -> None:
+    def __init__(self, message: str, *, token_id: Any, reason: str, index: Optional[int] = None) -> None:
         self.token_id = token_id
         self.reason = reason
+        self.index = index
         super().__init__(message)
 
     def __reduce__(self) -> Any:
-        return _rebuild_token_rejected, (type(self), str(self), self.token_id, self.reason)
+        return _rebuild_token_rejected, (type(self), str(self), self.token_id, self.reason, self.index)
 
 
-def _rebuild_token_rejected(cls: Type[TokenRejectedError], message: str, token_id: Any, reason: str) -> TokenRejectedError:
-    return cls(message, token_id=token_id, reason=reason)
+def _rebuild_token_rejected(
+    cls: Type[TokenRejectedError], message: str, token_id: Any, reason: str, index: Optional[int] = None
+) -> TokenRejectedError:
+    return cls(message, token_id=token_id, reason=reason, index=index)
+
+
+class RollbackError(MaskForgeError, ValueError):
+    """A rollback of more tokens than the session keeps; the session is unchanged.
+
+    Attributes:
+        requested: the tokens asked to undo.
+        available: the tokens the session can undo (``Session.rollback_available``).
+    """
+
+    def __init__(self, message: str, *, requested: int, available: int) -> None:
+        self.requested = requested
+        self.available = available
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return _rebuild_rollback, (type(self), str(self), self.requested, self.available)
+
+
+def _rebuild_rollback(cls: Type[RollbackError], message: str, requested: int, available: int) -> RollbackError:
+    return cls(message, requested=requested, available=available)
 
 
 class MaskBufferError(MaskForgeError, ValueError):

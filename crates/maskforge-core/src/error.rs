@@ -146,6 +146,26 @@ pub enum Error {
         /// Why it cannot be committed.
         reason: RejectReason,
     },
+    /// A token of a draft (`Session::advance_many`) that cannot be committed after the ones
+    /// before it; the session is unchanged.
+    #[error("draft token {index} (id {token_id}) rejected: {reason}")]
+    DraftRejected {
+        /// Position of the token in the draft.
+        index: usize,
+        /// The token offered there.
+        token_id: u32,
+        /// Why it cannot be committed.
+        reason: RejectReason,
+    },
+    /// A rollback of more tokens than the session keeps; the session is unchanged.
+    #[error("cannot roll back {requested} tokens: the session keeps {available}")]
+    RollbackTooFar {
+        /// Tokens asked to undo.
+        requested: usize,
+        /// Tokens the session can undo now (committed since the start or the last reset, at
+        /// most `max_rollback_tokens`).
+        available: usize,
+    },
     /// A mask buffer too small for the bound schema's mask; nothing was written. A larger
     /// buffer is fine: only its first `needed` units are written.
     #[error("mask buffer too small: {needed} {unit} needed, {actual} given")]

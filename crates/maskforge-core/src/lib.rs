@@ -65,7 +65,7 @@ pub use compiler::{Compiler, SchemaProgram};
 pub use error::{Diagnostic, DiagnosticCode, Error, RejectReason, Result};
 pub use executable::ExecutableSchema;
 pub use limits::SchemaResourceLimits;
-pub use options::{BindPolicy, CompilerOptions, Draft, PropertyOrder};
+pub use options::{BindPolicy, CompilerOptions, Draft, PropertyOrder, SessionOptions};
 pub use registry::{MapRegistry, Registry, SchemaRegistry};
 pub use session::Session;
 #[cfg(feature = "huggingface-hub")]

@@ -90,6 +90,30 @@ impl Draft {
     }
 }
 
+/// Options of one session ([`BoundSchema::start_session_with`](crate::BoundSchema::start_session_with)).
+///
+/// ```
+/// use maskforge_core::SessionOptions;
+///
+/// let options = SessionOptions::default().with_max_rollback_tokens(Some(16));
+/// assert_eq!(options.max_rollback_tokens, Some(16));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct SessionOptions {
+    /// How many committed tokens [`Session::rollback`](crate::Session::rollback) can undo:
+    /// `None` (the default) keeps every one since the start, `Some(0)` keeps none.
+    pub max_rollback_tokens: Option<usize>,
+}
+
+impl SessionOptions {
+    /// Sets [`SessionOptions::max_rollback_tokens`].
+    pub fn with_max_rollback_tokens(mut self, tokens: Option<usize>) -> Self {
+        self.max_rollback_tokens = tokens;
+        self
+    }
+}
+
 /// Everything that configures a [`Compiler`](crate::Compiler). Built from `default()` and the
 /// `with_*` setters; every field that changes a compiled result is part of the cache identity.
 ///

@@ -6,19 +6,24 @@ use crate::automata::{StateId, DEAD};
 use crate::bind::{BoundKind, BoundSchema, MaskCost, MaskRoute, RegularMasks, StringMemo, StructuredMasks};
 use crate::error::{Error, RejectReason, Result};
 use crate::mask;
+use crate::options::SessionOptions;
 use crate::structured::DocumentMatcher;
 use crate::vocabulary::TokenId;
 
-/// The decoding position of one sequence. Append-only: exactly one token per step.
+/// The decoding position of one sequence.
 ///
 /// Rules: a forbidden token is an error and changes nothing; EOS is allowed exactly when the text
 /// so far is a complete accepted instance; after EOS the mask admits only EOS, EOS again is a
-/// no-op (batch padding) and any other token is rejected.
+/// no-op (batch padding) and any other token is rejected. Every committed token, EOS and
+/// padding EOS included, can be undone by [`Session::rollback`] (up to
+/// [`SessionOptions::max_rollback_tokens`]); [`Session::fork`] (or `clone`) makes an
+/// independent session at the same position.
 #[derive(Debug)]
 pub struct Session {
     bound: Arc<crate::bind::BoundInner>,
     position: Position,
     finished: bool,
+    history: History,
     /// What the masks inside the current string worked out (see [`StringMemo`]).
     strings: Mutex<StringMemo>,
 }
@@ -29,8 +34,87 @@ impl Clone for Session {
             bound: Arc::clone(&self.bound),
             position: self.position.clone(),
             finished: self.finished,
+            history: self.history.clone(),
             strings: Mutex::new(self.strings.lock().unwrap_or_else(|e| e.into_inner()).clone()),
         }
+    }
+}
+
+/// The states before the committed tokens, newest first, as a persistent list: a fork shares
+/// its past with the session it came from, so forking costs one pointer, and each entry holds
+/// the position the token replaced (an automaton state, or a matcher whose values below its
+/// open containers are shared with the next one), not a copy of the document.
+#[derive(Debug, Clone, Default)]
+struct History {
+    newest: Option<Arc<Undo>>,
+    /// Entries reachable from `newest`.
+    len: usize,
+    /// `max_rollback_tokens`.
+    max: Option<usize>,
+}
+
+/// The state a session had before one committed token.
+#[derive(Debug)]
+struct Undo {
+    position: Position,
+    finished: bool,
+    earlier: Option<Arc<Undo>>,
+}
+
+impl Drop for Undo {
+    /// Drops a long history iteratively: the derived drop would recurse once per token.
+    fn drop(&mut self) {
+        let mut earlier = self.earlier.take();
+        while let Some(node) = earlier {
+            match Arc::try_unwrap(node) {
+                Ok(mut node) => earlier = node.earlier.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+impl History {
+    fn new(max: Option<usize>) -> History {
+        History { newest: None, len: 0, max }
+    }
+
+    /// Tokens that can be undone now.
+    fn available(&self) -> usize {
+        self.max.map_or(self.len, |max| self.len.min(max))
+    }
+
+    fn push(&mut self, position: Position, finished: bool) {
+        if self.max == Some(0) {
+            return;
+        }
+        self.newest = Some(Arc::new(Undo { position, finished, earlier: self.newest.take() }));
+        self.len += 1;
+        // Past twice the bound, the newest `max` entries are rebuilt into a list of their own and
+        // the rest is dropped: memory stays within the bound at an amortised entry per token.
+        if let Some(max) = self.max.filter(|&max| self.len >= 2 * max) {
+            let mut kept = Vec::with_capacity(max);
+            let mut at = self.newest.as_deref();
+            while let Some(node) = at.filter(|_| kept.len() < max) {
+                kept.push((node.position.clone(), node.finished));
+                at = node.earlier.as_deref();
+            }
+            self.newest = None;
+            for (position, finished) in kept.into_iter().rev() {
+                self.newest = Some(Arc::new(Undo { position, finished, earlier: self.newest.take() }));
+            }
+            self.len = max;
+        }
+    }
+
+    /// The state `n` tokens back (`n <= available()`), with the history before it.
+    fn back(&self, n: usize) -> (Position, bool, History) {
+        let mut at = self.newest.as_ref().expect("n tokens are kept");
+        for _ in 1..n {
+            at = at.earlier.as_ref().expect("n tokens are kept");
+        }
+        let earlier = History { newest: at.earlier.clone(), len: self.len - n, max: self.max };
+        (at.position.clone(), at.finished, earlier)
     }
 }
 
@@ -72,19 +156,29 @@ impl BoundSchema {
     /// # Ok::<(), maskforge_core::Error>(())
     /// ```
     pub fn start_session(&self) -> Result<Session> {
-        Ok(Session::new(Arc::clone(self.inner())))
+        self.start_session_with(SessionOptions::default())
+    }
+
+    /// Starts a session with [`SessionOptions`] (how many tokens it can roll back).
+    pub fn start_session_with(&self, options: SessionOptions) -> Result<Session> {
+        Ok(Session::new(Arc::clone(self.inner()), options))
     }
 }
 
 impl Session {
-    pub(crate) fn new(bound: Arc<crate::bind::BoundInner>) -> Self {
-        let position = match &bound.kind {
+    pub(crate) fn new(bound: Arc<crate::bind::BoundInner>, options: SessionOptions) -> Self {
+        let position = Session::start(&bound);
+        let history = History::new(options.max_rollback_tokens);
+        Session { bound, position, finished: false, history, strings: Mutex::default() }
+    }
+
+    fn start(bound: &crate::bind::BoundInner) -> Position {
+        match &bound.kind {
             BoundKind::Regular(masks) => Position::Regular { state: masks.dfa.start(), masks: Arc::clone(masks) },
             BoundKind::Structured(masks) => {
                 Position::Structured { matcher: Box::new(masks.program.start()), masks: Arc::clone(masks) }
             }
-        };
-        Session { bound, position, finished: false, strings: Mutex::default() }
+        }
     }
 
     /// Writes the allowed-token mask into `buffer` (at least `mask_word_count()` words; only
@@ -170,41 +264,128 @@ impl Session {
     /// # Ok::<(), maskforge_core::Error>(())
     /// ```
     pub fn advance(&mut self, token: TokenId) -> Result<()> {
-        match self.check(token)? {
-            Step::Finish => self.finished = true,
-            Step::Stay => {}
-            Step::Move(next) => {
-                self.position = next;
-                if let Some(bytes) = self.bound.vocabulary.token_bytes(token) {
-                    self.strings.get_mut().unwrap_or_else(|e| e.into_inner()).advance(bytes);
-                }
-            }
+        let step = self.check(token)?;
+        self.commit(token, step);
+        Ok(())
+    }
+
+    /// Commits every token of `tokens`, or none: on a refused token the error names its index
+    /// ([`Error::DraftRejected`]) and the session is unchanged.
+    pub fn advance_many(&mut self, tokens: &[TokenId]) -> Result<()> {
+        let steps = self.steps(tokens, |index, token_id, reason| Error::DraftRejected { index, token_id, reason })?;
+        for (&token, step) in tokens.iter().zip(steps) {
+            self.commit(token, step);
         }
         Ok(())
     }
 
+    /// How many leading tokens of `tokens` the session would commit in a row (EOS counts where
+    /// it is allowed), without changing the session: a speculative draft's accepted prefix.
+    pub fn validate_tokens(&self, tokens: &[TokenId]) -> usize {
+        let mut at = (self.position.clone(), self.finished);
+        for (i, &token) in tokens.iter().enumerate() {
+            match self.step_from(&at.0, at.1, token) {
+                Ok(step) => at = step.applied(at),
+                Err(_) => return i,
+            }
+        }
+        tokens.len()
+    }
+
+    /// Undoes the last `n` committed tokens (EOS included) and restores the state the session
+    /// had then: its position, masks, `is_accepting` and `is_finished`. Rolling back more than
+    /// [`Session::rollback_available`] is [`Error::RollbackTooFar`] and changes nothing.
+    pub fn rollback(&mut self, n: usize) -> Result<()> {
+        let available = self.history.available();
+        if n > available {
+            return Err(Error::RollbackTooFar { requested: n, available });
+        }
+        if n > 0 {
+            let (position, finished, earlier) = self.history.back(n);
+            (self.position, self.finished, self.history) = (position, finished, earlier);
+            // The memo follows the tokens committed inside a string; it is worked out again.
+            *self.strings.get_mut().unwrap_or_else(|e| e.into_inner()) = StringMemo::default();
+        }
+        Ok(())
+    }
+
+    /// How many committed tokens [`Session::rollback`] can undo now.
+    pub fn rollback_available(&self) -> usize {
+        self.history.available()
+    }
+
+    /// An independent session at the same position, with the same history: its cost is a copy
+    /// of the open containers (the history is shared until either session moves on).
+    pub fn fork(&self) -> Session {
+        self.clone()
+    }
+
+    /// Back to the start of the output, with no history.
+    pub fn reset(&mut self) {
+        self.position = Session::start(&self.bound);
+        self.finished = false;
+        self.history = History::new(self.history.max);
+        *self.strings.get_mut().unwrap_or_else(|e| e.into_inner()) = StringMemo::default();
+    }
+
+    fn commit(&mut self, token: TokenId, step: Step) {
+        let (position, finished) = match step {
+            Step::Finish => (self.position.clone(), true),
+            Step::Stay => (self.position.clone(), self.finished),
+            Step::Move(next) => {
+                if let Some(bytes) = self.bound.vocabulary.token_bytes(token) {
+                    self.strings.get_mut().unwrap_or_else(|e| e.into_inner()).advance(bytes);
+                }
+                (next, self.finished)
+            }
+        };
+        let before = std::mem::replace(&mut self.position, position);
+        self.history.push(before, std::mem::replace(&mut self.finished, finished));
+    }
+
+    /// The steps of `tokens` one after another from the current state, or the first refusal
+    /// (made into an error by `error`, from the token's index, id and reason).
+    fn steps(&self, tokens: &[TokenId], error: impl Fn(usize, TokenId, RejectReason) -> Error) -> Result<Vec<Step>> {
+        let mut at = (self.position.clone(), self.finished);
+        let mut steps = Vec::with_capacity(tokens.len());
+        for (i, &token) in tokens.iter().enumerate() {
+            let step = self.step_from(&at.0, at.1, token).map_err(|e| match e {
+                Error::TokenRejected { token_id, reason } => error(i, token_id, reason),
+                other => other,
+            })?;
+            at = step.clone().applied(at);
+            steps.push(step);
+        }
+        Ok(steps)
+    }
+
     fn check(&self, token: TokenId) -> Result<Step> {
+        self.step_from(&self.position, self.finished, token)
+    }
+
+    /// What committing `token` at `position` (finished or not) does.
+    fn step_from(&self, position: &Position, finished: bool, token: TokenId) -> Result<Step> {
         let vocabulary = &self.bound.vocabulary;
         let reject = |reason| Err(Error::TokenRejected { token_id: token, reason });
         if token as usize >= vocabulary.mask_vocab_size() {
             return reject(RejectReason::OutOfRange);
         }
         if vocabulary.is_eos(token) {
-            return if self.finished {
+            return if finished {
                 Ok(Step::Stay)
-            } else if self.is_accepting() {
+            } else if position.is_accepting() {
                 Ok(Step::Finish)
             } else {
                 reject(RejectReason::EosNotAccepting)
             };
         }
-        if self.finished {
+        if finished {
             return reject(RejectReason::SessionFinished);
         }
         let Some(bytes) = vocabulary.token_bytes(token) else {
             return reject(RejectReason::NoBytes);
         };
-        match &self.position {
+        match position {
             Position::Regular { masks, state } => match masks.dfa.run(*state, bytes) {
                 DEAD => reject(RejectReason::LeavesLanguage),
                 next => Ok(Step::Move(Position::Regular { masks: Arc::clone(masks), state: next })),
@@ -223,15 +404,16 @@ impl Session {
     /// True when the text so far is a complete accepted instance (EOS is allowed), including
     /// after EOS was committed.
     pub fn is_accepting(&self) -> bool {
-        self.finished
-            || match &self.position {
-                Position::Regular { masks, state } => masks.dfa.is_accepting(*state),
-                Position::Structured { masks, matcher } => matcher.is_accepting(&masks.program.graph),
-            }
+        self.finished || self.position.is_accepting()
     }
 
     /// True once EOS was committed.
     pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// [`Session::is_finished`], under the name serving engines use.
+    pub fn is_terminated(&self) -> bool {
         self.finished
     }
 
@@ -241,8 +423,30 @@ impl Session {
     }
 }
 
+#[derive(Clone)]
 enum Step {
     Move(Position),
     Stay,
     Finish,
+}
+
+impl Step {
+    /// The (position, finished) pair after this step from `at`.
+    fn applied(self, at: (Position, bool)) -> (Position, bool) {
+        match self {
+            Step::Move(next) => (next, at.1),
+            Step::Stay => at,
+            Step::Finish => (at.0, true),
+        }
+    }
+}
+
+impl Position {
+    /// Whether the text read to this position is a complete accepted instance.
+    fn is_accepting(&self) -> bool {
+        match self {
+            Position::Regular { masks, state } => masks.dfa.is_accepting(*state),
+            Position::Structured { masks, matcher } => matcher.is_accepting(&masks.program.graph),
+        }
+    }
 }

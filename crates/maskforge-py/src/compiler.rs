@@ -339,10 +339,17 @@ pub(crate) struct PyBoundSchema {
 
 #[pymethods]
 impl PyBoundSchema {
-    /// A session at the beginning of the output.
-    fn start_session(&self, py: Python<'_>) -> PyResult<PySession> {
+    /// A session at the beginning of the output; `max_rollback_tokens` bounds how many
+    /// committed tokens `Session.rollback` can undo (`None`: all of them).
+    #[pyo3(signature = (*, max_rollback_tokens = None))]
+    fn start_session(&self, py: Python<'_>, max_rollback_tokens: Option<&Bound<'_, PyAny>>) -> PyResult<PySession> {
+        let max = match max_rollback_tokens.filter(|m| !m.is_none()) {
+            None => None,
+            Some(m) => Some(args::size(m, "max_rollback_tokens")?),
+        };
+        let options = maskforge_core::SessionOptions::default().with_max_rollback_tokens(max);
         let bound = &self.inner;
-        let session = detached(py, || bound.start_session())?;
+        let session = detached(py, || bound.start_session_with(options))?;
         Ok(PySession::new(session, self.inner.mask_byte_count()))
     }
 

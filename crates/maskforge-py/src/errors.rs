@@ -105,8 +105,22 @@ pub(crate) fn reason_name(reason: RejectReason) -> &'static str {
 }
 
 pub(crate) fn token_rejected(py: Python<'_>, token_id: Bound<'_, PyAny>, reason: &str, message: String) -> PyErr {
+    token_rejected_at(py, token_id, reason, message, None)
+}
+
+/// A `TokenRejectedError`, with the token's `index` in a draft when it comes from one.
+pub(crate) fn token_rejected_at(
+    py: Python<'_>,
+    token_id: Bound<'_, PyAny>,
+    reason: &str,
+    message: String,
+    index: Option<usize>,
+) -> PyErr {
     let kwargs = PyDict::new(py);
-    let filled = kwargs.set_item("token_id", token_id).and_then(|_| kwargs.set_item("reason", reason));
+    let filled = kwargs
+        .set_item("token_id", token_id)
+        .and_then(|_| kwargs.set_item("reason", reason))
+        .and_then(|_| kwargs.set_item("index", index));
     match filled {
         Ok(()) => raise_with(py, "TokenRejectedError", message, Some(&kwargs)),
         Err(error) => error,
@@ -136,6 +150,20 @@ pub(crate) fn core_error(py: Python<'_>, error: Error) -> PyErr {
             let message = Error::TokenRejected { token_id, reason }.to_string();
             let Ok(token) = token_id.into_pyobject(py);
             token_rejected(py, token.into_any(), reason_name(reason), message)
+        }
+        Error::DraftRejected { index, token_id, reason } => {
+            let message = Error::DraftRejected { index, token_id, reason }.to_string();
+            let Ok(token) = token_id.into_pyobject(py);
+            token_rejected_at(py, token.into_any(), reason_name(reason), message, Some(index))
+        }
+        Error::RollbackTooFar { requested, available } => {
+            let message = Error::RollbackTooFar { requested, available }.to_string();
+            let kwargs = PyDict::new(py);
+            let filled = kwargs.set_item("requested", requested).and_then(|_| kwargs.set_item("available", available));
+            match filled {
+                Ok(()) => raise_with(py, "RollbackError", message, Some(&kwargs)),
+                Err(error) => error,
+            }
         }
         Error::Vocabulary(message) => raise(py, "VocabularyError", message),
         error @ Error::MaskBuffer { .. } => raise(py, "MaskBufferError", error.to_string()),

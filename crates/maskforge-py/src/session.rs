@@ -7,13 +7,15 @@ use pyo3::prelude::*;
 
 use crate::args;
 use crate::buffer::MaskBuffer;
-use crate::errors::{detached, guarded, reason_name, token_rejected, Failure};
+use crate::errors::{detached, guarded, reason_name, token_rejected, token_rejected_at, Failure};
 
-/// The position of one sequence over a bound schema. Append-only: one token per step.
+/// The position of one sequence over a bound schema: it advances, rolls back and forks.
 ///
 /// The core session sits behind a mutex so that `write_mask` can run with the GIL released; the
 /// mutex is only ever waited on with the GIL released, so a thread holding it never waits for the
-/// GIL (no deadlock), and concurrent use of one session from several threads stays memory-safe.
+/// GIL (no deadlock), and concurrent use of one session from several threads stays memory-safe:
+/// calls on one session are serialised, so a mask written while another thread rolls the
+/// session back is the mask of the position before the rollback or after it, never a mixture.
 #[pyclass(frozen, name = "Session", module = "maskforge._native")]
 pub(crate) struct PySession {
     inner: Mutex<Session>,
@@ -80,6 +82,64 @@ impl PySession {
         self.with_session(py, |session| session.advance(id))
     }
 
+    /// Commits every token of `tokens` or none: a refused token raises `TokenRejectedError`
+    /// with its `index` in the draft, and the session is unchanged.
+    fn advance_many(&self, py: Python<'_>, tokens: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (ids, given) = token_list(tokens)?;
+        let result = self.with_session(py, |session| session.advance_many(&ids));
+        result.map_err(|error| match error_index(py, &error) {
+            // An id no vocabulary has (negative, too large) is named as it was given.
+            Some(index) if ids[index] == NO_TOKEN => {
+                let message = format!("draft token {index} rejected: {}", maskforge_core::RejectReason::OutOfRange);
+                let reason = reason_name(maskforge_core::RejectReason::OutOfRange);
+                token_rejected_at(py, given[index].clone(), reason, message, Some(index))
+            }
+            _ => error,
+        })
+    }
+
+    /// How many leading tokens of `tokens` the session would commit in a row (EOS counts where
+    /// it is allowed), without changing it.
+    fn validate_tokens(&self, py: Python<'_>, tokens: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let (ids, _) = token_list(tokens)?;
+        self.with_session(py, |session| Ok(session.validate_tokens(&ids)))
+    }
+
+    /// Undoes the last `n` committed tokens (EOS included); more than `rollback_available`
+    /// raises `RollbackError` and changes nothing.
+    fn rollback(&self, py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<()> {
+        let n = args::size(n, "the number of tokens to roll back")?;
+        self.with_session(py, |session| session.rollback(n))
+    }
+
+    /// How many committed tokens `rollback` can undo now.
+    #[getter]
+    fn rollback_available(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with_session(py, |session| Ok(session.rollback_available()))
+    }
+
+    /// An independent session at the same position, with the same history.
+    fn fork(&self, py: Python<'_>) -> PyResult<PySession> {
+        let session = self.with_session(py, |session| Ok(session.fork()))?;
+        Ok(PySession::new(session, self.mask_byte_count))
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<PySession> {
+        self.fork(py)
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<PySession> {
+        self.fork(py)
+    }
+
+    /// Back to the start of the output, with no history.
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        self.with_session(py, |session| {
+            session.reset();
+            Ok(())
+        })
+    }
+
     /// Whether `token_id` may be committed now; `False` for ids out of range.
     fn is_allowed(&self, py: Python<'_>, token_id: &Bound<'_, PyAny>) -> PyResult<bool> {
         match args::token_id(token_id)? {
@@ -98,6 +158,11 @@ impl PySession {
         self.with_session(py, |session| Ok(session.is_finished()))
     }
 
+    /// `is_finished`, under the name serving engines use.
+    fn is_terminated(&self, py: Python<'_>) -> PyResult<bool> {
+        self.is_finished(py)
+    }
+
     /// `4 * mask_word_count`: the bytes `write_mask` writes.
     #[getter]
     fn mask_byte_count(&self) -> usize {
@@ -114,6 +179,21 @@ impl PySession {
         let (accepting, finished) = self.with_session(py, |s| Ok((s.is_accepting(), s.is_finished())))?;
         Ok(format!("Session(accepting={}, finished={})", py_bool(accepting), py_bool(finished)))
     }
+}
+
+/// Stands for an id no vocabulary has (negative or too large): refused as out of range.
+const NO_TOKEN: u32 = u32::MAX;
+
+/// The token ids of a sequence of integers, and the objects given.
+fn token_list<'py>(tokens: &Bound<'py, PyAny>) -> PyResult<(Vec<u32>, Vec<Bound<'py, PyAny>>)> {
+    let given: Vec<Bound<'py, PyAny>> = tokens.try_iter()?.collect::<PyResult<_>>()?;
+    let ids = given.iter().map(|t| Ok(args::token_id(t)?.unwrap_or(NO_TOKEN))).collect::<PyResult<_>>()?;
+    Ok((ids, given))
+}
+
+/// The draft index a `TokenRejectedError` carries, if any.
+fn error_index(py: Python<'_>, error: &PyErr) -> Option<usize> {
+    error.value(py).getattr("index").ok()?.extract::<usize>().ok()
 }
 
 fn py_bool(b: bool) -> &'static str {

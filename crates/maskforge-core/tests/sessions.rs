@@ -1,0 +1,305 @@
+//! Sessions that rewind, fork and look ahead: rollback, fork, validate_tokens, advance_many and
+//! reset, each compared with a fresh session replaying the same committed tokens, on real
+//! tokenizers and instances of both arms.
+#![cfg(feature = "tokenizer-processing")]
+
+use std::sync::Arc;
+
+use maskforge_core::mask::allowed_ids;
+use maskforge_core::{
+    BoundSchema, CompiledVocabulary, Compiler, Error, RejectReason, Session, SessionOptions, TokenizerJsonOptions,
+    Vocabulary,
+};
+use proptest::prelude::*;
+
+/// (schema, instance): regular and structured schemas, strings, numbers, nesting.
+const CASES: &[(&str, &str)] = &[
+    (
+        r#"{"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "ok": {"type": "boolean"}}, "required": ["name", "ok"], "additionalProperties": false}"#,
+        r#"{"name": "Ada \"L\" é", "ok": true}"#,
+    ),
+    (
+        r#"{"type": "object", "properties": {"name": {"type": "string", "pattern": "^[A-Z]"}, "age": {"type": "integer", "minimum": 0}}, "required": ["name"]}"#,
+        r#"{"name": "Ada Lovelace 😀", "age": 3.6e1, "x": [true, {"y": null}]}"#,
+    ),
+    (
+        r##"{"$defs": {"n": {"type": "object", "properties": {"v": {"type": "number", "maximum": 1e2}, "kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "required": ["v"]}}, "$ref": "#/$defs/n"}"##,
+        "{\"kids\": [{\"v\": -1.5}, {\"v\": 100, \"kids\": []}], \"v\": 0.25}",
+    ),
+    (r#"{"type": "array", "items": {"enum": ["red", "green"]}, "uniqueItems": true}"#, r#"["green", "red"]"#),
+];
+
+fn load(name: &str) -> CompiledVocabulary {
+    let path = format!("{}/../../tests/data/tokenizers/{name}", env!("CARGO_MANIFEST_DIR"));
+    let vocabulary = Vocabulary::from_tokenizer_json_file(&path, &TokenizerJsonOptions::default()).unwrap();
+    CompiledVocabulary::try_from(Arc::new(vocabulary)).unwrap()
+}
+
+fn bind(schema: &str, vocabulary: &CompiledVocabulary) -> BoundSchema {
+    Compiler::without_cache().compile_json_schema(schema).unwrap().bind(vocabulary).unwrap()
+}
+
+/// The tokens of `text` (longest allowed token at each step), then EOS twice (the second is
+/// batch padding, a no-op that still counts as committed).
+fn tokens_of(bound: &BoundSchema, text: &str) -> Vec<u32> {
+    let vocabulary = bound.vocabulary();
+    let mut session = bound.start_session().unwrap();
+    let mut mask = vec![0u32; bound.mask_word_count()];
+    let (text, mut at, mut tokens) = (text.as_bytes(), 0, Vec::new());
+    while at < text.len() {
+        session.write_mask(&mut mask).unwrap();
+        let (id, bytes) = allowed_ids(&mask)
+            .into_iter()
+            .filter_map(|id| vocabulary.token_bytes(id).map(|b| (id, b)))
+            .filter(|(_, b)| text[at..].starts_with(b))
+            .max_by_key(|(_, b)| b.len())
+            .expect("an allowed token continues the instance");
+        session.advance(id).unwrap();
+        tokens.push(id);
+        at += bytes.len();
+    }
+    let eos = vocabulary.eos_token_ids()[0];
+    tokens.extend([eos, eos]);
+    tokens
+}
+
+/// What a session shows: its mask, `is_accepting` and `is_finished`.
+fn observe(session: &Session, words: usize) -> (Vec<u32>, bool, bool) {
+    let mut mask = vec![0u32; words];
+    session.write_mask(&mut mask).unwrap();
+    (mask, session.is_accepting(), session.is_finished())
+}
+
+/// A fresh session that committed `tokens`.
+fn replay(bound: &BoundSchema, tokens: &[u32]) -> Session {
+    let mut session = bound.start_session().unwrap();
+    for &t in tokens {
+        session.advance(t).unwrap();
+    }
+    session
+}
+
+#[test]
+fn advancing_k_tokens_then_rolling_back_k_restores_every_mask_on_gpt2_and_mistral() {
+    for name in ["gpt2.tokenizer.json", "mistral-v3.tokenizer.json"] {
+        let vocabulary = load(name);
+        for &(schema, text) in CASES {
+            let bound = bind(schema, &vocabulary);
+            let words = bound.mask_word_count();
+            let tokens = tokens_of(&bound, text);
+            let mut session = bound.start_session().unwrap();
+            let mut seen = vec![observe(&session, words)];
+            for (i, &token) in tokens.iter().enumerate() {
+                for k in [1, 2, 3, 8].into_iter().filter(|&k| i + k <= tokens.len()) {
+                    let before = observe(&session, words);
+                    session.advance_many(&tokens[i..i + k]).unwrap();
+                    session.rollback(k).unwrap();
+                    assert_eq!(observe(&session, words), before, "{name} {schema}: +{k} -{k} at token {i}");
+                }
+                session.advance(token).unwrap();
+                seen.push(observe(&session, words));
+            }
+            assert!(session.is_finished());
+            // And back to the start, one token at a time, through EOS and the padding EOS.
+            for i in (0..tokens.len()).rev() {
+                session.rollback(1).unwrap();
+                assert_eq!(observe(&session, words), seen[i], "{name} {schema}: back to token {i}");
+            }
+            assert_eq!(session.rollback_available(), 0);
+        }
+    }
+}
+
+#[test]
+fn a_refused_rollback_or_draft_changes_nothing() {
+    let vocabulary = load("gpt2.tokenizer.json");
+    let (schema, text) = CASES[1];
+    let bound = bind(schema, &vocabulary);
+    let words = bound.mask_word_count();
+    let tokens = tokens_of(&bound, text);
+    let mut session = replay(&bound, &tokens[..5]);
+    let before = observe(&session, words);
+    assert_eq!(session.rollback(6), Err(Error::RollbackTooFar { requested: 6, available: 5 }));
+    assert_eq!(observe(&session, words), before);
+    // A draft whose third token leaves the language: nothing is committed, the index is named.
+    let mut mask = vec![0u32; words];
+    replay(&bound, &tokens[..7]).write_mask(&mut mask).unwrap();
+    let refused = (0..vocabulary.mask_vocab_size() as u32).find(|&t| !maskforge_core::mask::get_bit(&mask, t)).unwrap();
+    let draft = [tokens[5], tokens[6], refused, tokens[7]];
+    assert_eq!(session.validate_tokens(&draft), 2);
+    assert!(
+        matches!(session.advance_many(&draft), Err(Error::DraftRejected { index: 2, token_id, .. }) if token_id == refused)
+    );
+    assert_eq!(observe(&session, words), before);
+    assert_eq!(session.rollback_available(), 5);
+    let out_of_range = vocabulary.mask_vocab_size() as u32;
+    assert_eq!(session.validate_tokens(&[tokens[5], out_of_range]), 1);
+    assert!(matches!(
+        session.advance_many(&[out_of_range]),
+        Err(Error::DraftRejected { index: 0, reason: RejectReason::OutOfRange, .. })
+    ));
+    // A whole draft, EOS included, is accepted and committed at once.
+    assert_eq!(session.validate_tokens(&tokens[5..]), tokens.len() - 5);
+    session.advance_many(&tokens[5..]).unwrap();
+    assert!(session.is_finished() && session.is_terminated());
+    assert_eq!(observe(&session, words), observe(&replay(&bound, &tokens), words));
+}
+
+#[test]
+fn max_rollback_tokens_bounds_the_history() {
+    let vocabulary = load("gpt2.tokenizer.json");
+    let (schema, text) = CASES[2];
+    let bound = bind(schema, &vocabulary);
+    let words = bound.mask_word_count();
+    let tokens = tokens_of(&bound, text);
+    assert!(tokens.len() > 12);
+    for max in [0, 1, 3, 5] {
+        let mut session =
+            bound.start_session_with(SessionOptions::default().with_max_rollback_tokens(Some(max))).unwrap();
+        for (i, &t) in tokens.iter().enumerate() {
+            session.advance(t).unwrap();
+            assert_eq!(session.rollback_available(), (i + 1).min(max), "max {max} after {} tokens", i + 1);
+        }
+        let refused = session.rollback(max + 1);
+        assert_eq!(refused, Err(Error::RollbackTooFar { requested: max + 1, available: max }));
+        session.rollback(max).unwrap();
+        let expected = replay(&bound, &tokens[..tokens.len() - max]);
+        assert_eq!(observe(&session, words), observe(&expected, words), "max {max}");
+    }
+}
+
+#[test]
+fn forks_are_independent_and_run_on_other_threads() {
+    let vocabulary = load("mistral-v3.tokenizer.json");
+    let (schema, text) = CASES[1];
+    let bound = bind(schema, &vocabulary);
+    let words = bound.mask_word_count();
+    let tokens = tokens_of(&bound, text);
+    let middle = tokens.len() / 2;
+    let mut original = replay(&bound, &tokens[..middle]);
+    let forks: Vec<Session> = (0..3).map(|_| original.fork()).collect();
+    // The original moves on and back; the forks do not see it.
+    original.advance_many(&tokens[middle..]).unwrap();
+    original.rollback(tokens.len() - 2).unwrap();
+    let results = std::thread::scope(|scope| {
+        let workers: Vec<_> = forks
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut fork)| {
+                let tokens = &tokens;
+                scope.spawn(move || {
+                    // Each fork keeps the shared past: it can roll back into it, and go on.
+                    fork.rollback(i).unwrap();
+                    fork.advance_many(&tokens[middle - i..]).unwrap();
+                    observe(&fork, words)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect::<Vec<_>>()
+    });
+    let complete = observe(&replay(&bound, &tokens), words);
+    assert!(results.iter().all(|r| *r == complete));
+    assert_eq!(observe(&original, words), observe(&replay(&bound, &tokens[..2]), words));
+}
+
+#[test]
+fn reset_goes_back_to_the_start() {
+    let vocabulary = load("gpt2.tokenizer.json");
+    let (schema, text) = CASES[0];
+    let bound = bind(schema, &vocabulary);
+    let words = bound.mask_word_count();
+    let tokens = tokens_of(&bound, text);
+    let mut session = replay(&bound, &tokens);
+    session.reset();
+    assert_eq!(session.rollback_available(), 0);
+    assert_eq!(observe(&session, words), observe(&bound.start_session().unwrap(), words));
+    session.advance_many(&tokens).unwrap();
+    assert!(session.is_finished());
+}
+
+/// One operation of the property test.
+#[derive(Debug, Clone)]
+enum Op {
+    /// Commit the next `n` tokens of the instance one by one.
+    Advance(usize),
+    /// Commit the next `n` tokens at once.
+    AdvanceMany(usize),
+    Rollback(usize),
+    /// Carry on with a fork, dropping the session it came from (or not).
+    Fork {
+        keep_original: bool,
+    },
+    /// Validate the next `n` tokens with a refused one after them.
+    Validate(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (1..4usize).prop_map(Op::Advance),
+        (1..6usize).prop_map(Op::AdvanceMany),
+        (0..6usize).prop_map(Op::Rollback),
+        any::<bool>().prop_map(|keep_original| Op::Fork { keep_original }),
+        (0..5usize).prop_map(Op::Validate),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, rng_seed: proptest::test_runner::RngSeed::Fixed(28), ..ProptestConfig::default() })]
+
+    /// Random interleavings of every operation: after each one, the session shows what a fresh
+    /// session replaying its committed tokens shows.
+    #[test]
+    fn every_interleaving_matches_a_replay(case in 0..CASES.len(), ops in proptest::collection::vec(op(), 1..24)) {
+        thread_local! {
+            static VOCABULARY: CompiledVocabulary = load("gpt2.tokenizer.json");
+        }
+        VOCABULARY.with(|vocabulary| {
+            let bound = bind(CASES[case].0, vocabulary);
+            let words = bound.mask_word_count();
+            let tokens = tokens_of(&bound, CASES[case].1);
+            let mut session = bound.start_session().unwrap();
+            let mut other = None;
+            let mut committed = 0usize;
+            for op in ops {
+                let left = tokens.len() - committed;
+                match op {
+                    Op::Advance(n) => {
+                        for &t in &tokens[committed..committed + n.min(left)] {
+                            session.advance(t).unwrap();
+                        }
+                        committed += n.min(left);
+                    }
+                    Op::AdvanceMany(n) => {
+                        session.advance_many(&tokens[committed..committed + n.min(left)]).unwrap();
+                        committed += n.min(left);
+                    }
+                    Op::Rollback(n) => match session.rollback(n) {
+                        Ok(()) => committed -= n,
+                        Err(Error::RollbackTooFar { available, .. }) => {
+                            prop_assert!(n > committed);
+                            prop_assert_eq!(available, committed);
+                        }
+                        Err(other) => return Err(TestCaseError::fail(format!("{other}"))),
+                    },
+                    Op::Fork { keep_original } => {
+                        let fork = session.fork();
+                        other = keep_original.then(|| std::mem::replace(&mut session, fork)).or(other);
+                    }
+                    Op::Validate(n) => {
+                        let mut draft = tokens[committed..committed + n.min(left)].to_vec();
+                        draft.push(vocabulary.mask_vocab_size() as u32);
+                        prop_assert_eq!(session.validate_tokens(&draft), n.min(left));
+                    }
+                }
+                prop_assert_eq!(observe(&session, words), observe(&replay(&bound, &tokens[..committed]), words));
+                prop_assert_eq!(session.rollback_available(), committed);
+            }
+            // A session left behind by a fork still stands where it was.
+            if let Some(kept) = other {
+                let at = kept.rollback_available();
+                prop_assert_eq!(observe(&kept, words), observe(&replay(&bound, &tokens[..at]), words));
+            }
+            Ok(())
+        })?;
+    }
+}
