@@ -141,6 +141,41 @@ def test_fill_masks_accepts_a_session_twice(gpt2_sessions):
     assert (batch == one_by_one([session])[0]).all()
 
 
+def test_fill_masks_writes_the_rows_named_and_fills_none_with_everything(gpt2_sessions):
+    sessions = gpt2_sessions[:5]
+    expected = one_by_one(sessions)
+    words = expected.shape[1]
+    batch = np.full((9, words), 5, dtype=np.int32)
+    rows = [7, 0, 3, 8, 1, 5]
+    maskforge.fill_masks(sessions[:3] + [None] + sessions[3:], batch, rows=rows)
+    assert np.array_equal(batch[[7, 0, 3, 1, 5]], expected)
+    assert (batch[8] == -1).all(), "a None entry's row allows everything"
+    assert (batch[[2, 4, 6]] == 5).all(), "rows not named are left alone"
+    flat = np.zeros(9 * words, dtype=np.int32)
+    maskforge.fill_masks(sessions[:3] + [None] + sessions[3:], flat, rows=rows)
+    assert np.array_equal(flat.reshape(9, words)[[7, 0, 3, 1, 5]], expected)
+
+
+def test_fill_masks_rejects_bad_rows_and_writes_nothing(gpt2_sessions):
+    sessions = gpt2_sessions[:3]
+    words = sessions[0].mask_word_count
+    untouched = np.full((4, words), 5, dtype=np.int32)
+    for rows, error, message in [
+        ([0, 1], maskforge.InvalidArgumentError, "rows names 2 rows for 3 sessions"),
+        ([0, 1, 1], maskforge.InvalidArgumentError, "named twice"),
+        ([0, 1, -1], maskforge.InvalidArgumentError, "non-negative"),
+        ([0, 1, 4], maskforge.MaskBufferError, "too small"),
+        ([0, 1, "2"], maskforge.ArgumentTypeError, "row index"),
+        (5, maskforge.ArgumentTypeError, "rows must be a sequence"),
+    ]:
+        with pytest.raises(error, match=message):
+            maskforge.fill_masks(sessions, untouched, rows=rows)
+        assert (untouched == 5).all()
+    with pytest.raises(maskforge.InvalidArgumentError, match="at least one session"):
+        maskforge.fill_masks([None, None], untouched)
+    assert (untouched == 5).all()
+
+
 # ---------------------------------------------------------------------------
 # unpacking and applying, NumPy
 

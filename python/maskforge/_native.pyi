@@ -126,8 +126,11 @@ class Session:
     @property
     def mask_byte_count(self) -> int: ...
 
-def fill_masks(sessions: Sequence[Session], buffer: MaskBuffer) -> None:
-    """Writes ``sessions[i]``'s mask into row ``i`` of a ``[batch, words]`` (or flat) buffer, GIL released."""
+def fill_masks(
+    sessions: Sequence[Optional[Session]], buffer: MaskBuffer, rows: Optional[Sequence[int]] = None
+) -> None:
+    """Writes ``sessions[i]``'s mask into row ``rows[i]`` (default ``i``) of a ``[batch, words]`` (or flat)
+    buffer, GIL released; a ``None`` entry's row gets every bit set."""
 
 def executable_cache_stats() -> Dict[str, int]: ...
 def clear_executable_cache() -> None: ...

@@ -157,6 +157,13 @@ pub enum Error {
         /// Why it cannot be committed.
         reason: RejectReason,
     },
+    /// A batch whose sessions have different mask widths (bound to different vocabularies);
+    /// nothing was written.
+    #[error("session {index} of the batch has another mask width than session 0: bind them to one vocabulary")]
+    BatchMismatch {
+        /// The first session that differs.
+        index: usize,
+    },
     /// A rollback of more tokens than the session keeps; the session is unchanged.
     #[error("cannot roll back {requested} tokens: the session keeps {available}")]
     RollbackTooFar {

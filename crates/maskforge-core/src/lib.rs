@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod automata;
+mod batch;
 mod bind;
 mod cache;
 mod compile_stack;
@@ -59,6 +60,7 @@ mod session;
 mod structured;
 mod vocabulary;
 
+pub use batch::fill_masks;
 pub use bind::{BoundSchema, MaskCost, MaskRoute};
 pub use cache::CacheStats;
 pub use compiler::{Compiler, SchemaProgram};

@@ -407,6 +407,11 @@ impl Session {
         self.finished || self.position.is_accepting()
     }
 
+    /// `ceil(mask_vocab_size / 32)`: the u32 words of this session's masks.
+    pub fn mask_word_count(&self) -> usize {
+        self.bound.word_count
+    }
+
     /// True once EOS was committed.
     pub fn is_finished(&self) -> bool {
         self.finished

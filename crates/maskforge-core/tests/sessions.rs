@@ -303,3 +303,31 @@ proptest! {
         })?;
     }
 }
+
+#[test]
+fn batch_fills_write_each_sessions_mask_on_any_number_of_threads() {
+    let gpt2 = load("gpt2.tokenizer.json");
+    let (schema, text) = CASES[1];
+    let bound = bind(schema, &gpt2);
+    let words = bound.mask_word_count();
+    let tokens = tokens_of(&bound, text);
+    let sessions: Vec<Session> = (0..tokens.len()).map(|n| replay(&bound, &tokens[..n])).collect();
+    let refs: Vec<&Session> = sessions.iter().collect();
+    let expected: Vec<u32> = sessions.iter().flat_map(|s| observe(s, words).0).collect();
+    for threads in [1, 2, 0] {
+        let mut out = vec![7u32; expected.len() + 3];
+        maskforge_core::fill_masks(&refs, &mut out, threads).unwrap();
+        assert_eq!(&out[..expected.len()], &expected[..], "{threads} threads");
+        assert_eq!(&out[expected.len()..], &[7, 7, 7], "words after the last row are left alone");
+    }
+    let mut short = vec![0u32; expected.len() - 1];
+    assert!(matches!(maskforge_core::fill_masks(&refs, &mut short, 0), Err(Error::MaskBuffer { .. })));
+    assert!(short.iter().all(|&w| w == 0));
+    // A session of another vocabulary (another mask width) in the batch: refused, nothing written.
+    let other = bind(schema, &load("mistral-v3.tokenizer.json")).start_session().unwrap();
+    assert_ne!(other.mask_word_count(), words);
+    let mixed = [refs[0], refs[1], &other];
+    let mut out = vec![0u32; 3 * other.mask_word_count().max(words)];
+    assert_eq!(maskforge_core::fill_masks(&mixed, &mut out, 0), Err(Error::BatchMismatch { index: 2 }));
+    assert!(out.iter().all(|&w| w == 0));
+}

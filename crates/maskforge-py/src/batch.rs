@@ -1,90 +1,99 @@
 //! `maskforge.fill_masks`: many sessions' masks written into one batch buffer with the GIL
-//! released, split across threads when the batch's work is large enough to pay for them.
+//! released, split across threads by the core's policy (`low_level::fill_rows`), into the rows
+//! the caller names.
 
-use std::sync::{OnceLock, PoisonError};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::collections::HashSet;
+use std::sync::PoisonError;
 
-use maskforge_core::Error;
+use maskforge_core::low_level::fill_rows;
 use pyo3::prelude::*;
 
-use crate::args::type_name;
+use crate::args::{self, type_name};
 use crate::buffer::{write_row, MaskBuffer};
 use crate::errors::{detached, raise, type_error};
 use crate::session::PySession;
 
-/// Work below which another thread costs more than it saves: starting and joining one takes
-/// tens of microseconds, while a mask row costs from under a microsecond (a copied DFA row) to
-/// hundreds (a structured mask over a large vocabulary).
-const MIN_WORK_PER_THREAD: Duration = Duration::from_micros(200);
-
-/// The cores threads may use, read once (`available_parallelism` reads cgroup files each call).
-fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| thread::available_parallelism().map_or(1, usize::from))
-}
-
-/// Writes `sessions[i]`'s mask into row `i` of `buffer`.
+/// Writes `sessions[i]`'s mask into row `rows[i]` of `buffer` (row `i` when `rows` is `None`);
+/// a `None` entry's row is filled with every bit set (everything allowed, as serving engines
+/// mark finished requests).
 ///
-/// `buffer` is 2-D `[batch, words]` (at least `len(sessions)` rows of at least
-/// `mask_word_count` words; extra rows and words are left alone) or 1-D holding the rows back to
-/// back. Every session must have the same mask width. Nothing is written when an argument is
-/// invalid.
+/// `buffer` is 2-D `[batch, words]` (enough rows of at least `mask_word_count` words; other rows
+/// and words are left alone) or 1-D holding the rows back to back. Every session must have the
+/// same mask width, and at least one entry must be a session (it gives the width). Nothing is
+/// written when an argument is invalid.
 #[pyfunction]
-pub(crate) fn fill_masks(py: Python<'_>, sessions: &Bound<'_, PyAny>, buffer: &Bound<'_, PyAny>) -> PyResult<()> {
+#[pyo3(signature = (sessions, buffer, rows = None))]
+pub(crate) fn fill_masks(
+    py: Python<'_>,
+    sessions: &Bound<'_, PyAny>,
+    buffer: &Bound<'_, PyAny>,
+    rows: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
     let iter = sessions
         .try_iter()
         .map_err(|_| type_error(py, format!("sessions must be a sequence of Session, got {}", type_name(sessions))))?;
-    let mut batch: Vec<Bound<'_, PySession>> = Vec::new();
-    for (row, item) in iter.enumerate() {
+    let mut batch: Vec<Option<Bound<'_, PySession>>> = Vec::new();
+    for (i, item) in iter.enumerate() {
         let item = item?;
+        if item.is_none() {
+            batch.push(None);
+            continue;
+        }
         let session = item.cast_into::<PySession>().map_err(|e| {
-            type_error(py, format!("sessions[{row}] must be a Session, got {}", type_name(e.into_inner().as_any())))
+            let found = type_name(e.into_inner().as_any());
+            type_error(py, format!("sessions[{i}] must be a Session or None, got {found}"))
         })?;
-        batch.push(session);
+        batch.push(Some(session));
     }
-    let Some(first) = batch.first() else {
+    if batch.is_empty() {
         return Ok(());
+    }
+    let Some(first) = batch.iter().flatten().next() else {
+        return Err(raise(py, "InvalidArgumentError", "a batch needs at least one session to give the mask width"));
     };
     let row_bytes = first.get().mask_bytes();
-    if let Some((row, _)) = batch.iter().enumerate().find(|(_, s)| s.get().mask_bytes() != row_bytes) {
-        return Err(raise(
-            py,
-            "InvalidArgumentError",
-            format!("sessions[{row}] has a different mask width than sessions[0]: bind them to one vocabulary"),
-        ));
+    let mismatch =
+        batch.iter().enumerate().find(|(_, s)| s.as_ref().is_some_and(|s| s.get().mask_bytes() != row_bytes));
+    if let Some((i, _)) = mismatch {
+        let message = format!("sessions[{i}] has a different mask width than the others: bind them to one vocabulary");
+        return Err(raise(py, "InvalidArgumentError", message));
     }
-    let mut target = MaskBuffer::acquire_rows(buffer, batch.len(), row_bytes)?;
+    let targets = row_indices(py, rows, batch.len())?;
+    let row_count = targets.iter().max().map_or(0, |&m| m + 1);
+    let mut target = MaskBuffer::acquire_rows(buffer, row_count, row_bytes)?;
     let order = target.order();
-    let sessions: Vec<&PySession> = batch.iter().map(Bound::get).collect();
-    let mut rows = target.rows(sessions.len(), row_bytes);
+    let sessions: Vec<Option<&PySession>> = batch.iter().map(|s| s.as_ref().map(Bound::get)).collect();
+    let mut all_rows: Vec<Option<&mut [u8]>> = target.rows(row_count, row_bytes).into_iter().map(Some).collect();
+    let mut chosen: Vec<&mut [u8]> = targets.iter().map(|&r| all_rows[r].take().expect("distinct rows")).collect();
     detached(py, move || {
-        let write = |session: &PySession, row: &mut [u8]| -> Result<(), Error> {
-            let guard = session.inner().lock().unwrap_or_else(PoisonError::into_inner);
-            write_row(&guard, row, order)
-        };
-        // The first row is written here and timed: it tells whether the rest is worth threads.
-        let started = Instant::now();
-        write(sessions[0], rows[0])?;
-        let estimate = started.elapsed() * (sessions.len() as u32 - 1).max(1);
-        let threads = cores().min((estimate.as_nanos() / MIN_WORK_PER_THREAD.as_nanos()) as usize).max(1);
-        let (sessions, rows) = (&sessions[1..], &mut rows[1..]);
-        if threads <= 1 || sessions.len() < 2 {
-            return sessions.iter().zip(rows.iter_mut()).try_for_each(|(s, row)| write(s, row));
-        }
-        let per_thread = sessions.len().div_ceil(threads);
-        thread::scope(|scope| {
-            let workers: Vec<_> = sessions
-                .chunks(per_thread)
-                .zip(rows.chunks_mut(per_thread))
-                .map(|(chunk, chunk_rows)| {
-                    scope.spawn(move || chunk.iter().zip(chunk_rows.iter_mut()).try_for_each(|(s, row)| write(s, row)))
-                })
-                .collect();
-            workers.into_iter().try_for_each(|worker| match worker.join() {
-                Ok(result) => result,
-                Err(payload) => std::panic::resume_unwind(payload),
-            })
+        fill_rows(&sessions, &mut chosen, 0, |session, row| match session {
+            Some(session) => {
+                let guard = session.inner().lock().unwrap_or_else(PoisonError::into_inner);
+                write_row(&guard, row, order)
+            }
+            None => {
+                row.fill(0xFF);
+                Ok(())
+            }
         })
     })
+}
+
+/// The buffer row of each batch entry: `rows` checked (as many as entries, non-negative,
+/// distinct), or `0..len`.
+fn row_indices(py: Python<'_>, rows: Option<&Bound<'_, PyAny>>, len: usize) -> PyResult<Vec<usize>> {
+    let Some(rows) = rows.filter(|r| !r.is_none()) else { return Ok((0..len).collect()) };
+    let iter = rows
+        .try_iter()
+        .map_err(|_| type_error(py, format!("rows must be a sequence of row indices, got {}", type_name(rows))))?;
+    let indices: Vec<usize> = iter.map(|r| args::size(&r?, "a row index")).collect::<PyResult<_>>()?;
+    if indices.len() != len {
+        let message = format!("rows names {} rows for {len} sessions", indices.len());
+        return Err(raise(py, "InvalidArgumentError", message));
+    }
+    let mut seen = HashSet::new();
+    if let Some(repeated) = indices.iter().find(|&&r| !seen.insert(r)) {
+        return Err(raise(py, "InvalidArgumentError", format!("row {repeated} is named twice in rows")));
+    }
+    Ok(indices)
 }
