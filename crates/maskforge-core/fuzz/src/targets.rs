@@ -135,14 +135,46 @@ pub fn tokenizer_json(data: &[u8]) {
     }
 }
 
-/// Follows `choices` through a session, checking every step.
+/// Follows `choices` through a session, checking every step. Most choices pick a token (an
+/// allowed one, or any id); `0xe8..=0xef` forks the session and carries on with the fork,
+/// `0xf0..=0xff` rolls back up to 15 tokens and checks the session against a replay of the
+/// tokens still committed.
 fn drive(bound: &BoundSchema, choices: impl Iterator<Item = u8>) {
     let size = vocabulary().mask_vocab_size() as TokenId;
     let mut session = bound.start_session().expect("a session starts");
     let mut mask = vec![0u32; bound.mask_word_count()];
     let mut text = Vec::new();
+    // Every committed token, and the text's length before it.
+    let mut committed: Vec<(TokenId, usize)> = Vec::new();
     for choice in choices.take(MAX_STEPS) {
         session.write_mask(&mut mask).expect("a buffer of mask_word_count words");
+        if choice >= 0xe8 {
+            if choice < 0xf0 {
+                trace(|| "fork".to_string());
+                session = session.fork();
+            } else {
+                let n = usize::from(choice & 0x0f);
+                trace(|| format!("rollback {n} of {}", committed.len()));
+                match session.rollback(n) {
+                    Ok(()) => {
+                        let kept = committed.len() - n;
+                        if let Some(&(_, len)) = committed.get(kept) {
+                            text.truncate(len);
+                        }
+                        committed.truncate(kept);
+                    }
+                    Err(_) => assert!(n > committed.len(), "a rollback within the history was refused"),
+                }
+            }
+            let mut replay = bound.start_session().expect("a session starts");
+            replay.advance_many(&committed.iter().map(|&(t, _)| t).collect::<Vec<_>>()).expect("a replay");
+            let (mut ours, mut theirs) = (vec![0u32; mask.len()], vec![0u32; mask.len()]);
+            session.write_mask(&mut ours).expect("a mask");
+            replay.write_mask(&mut theirs).expect("a mask");
+            assert_eq!(ours, theirs, "the session differs from a replay of its tokens");
+            assert_eq!((session.is_accepting(), session.is_finished()), (replay.is_accepting(), replay.is_finished()));
+            continue;
+        }
         let allowed: Vec<TokenId> = (0..size).filter(|&id| mask[id as usize / 32] >> (id % 32) & 1 == 1).collect();
         assert!(!allowed.is_empty(), "dead end after {:?}", String::from_utf8_lossy(&text));
         for id in 0..size {
@@ -165,6 +197,7 @@ fn drive(bound: &BoundSchema, choices: impl Iterator<Item = u8>) {
         match session.advance(token) {
             Ok(()) => {
                 assert!(allowed.binary_search(&token).is_ok(), "advance took forbidden token {token}");
+                committed.push((token, text.len()));
                 if token != eos() {
                     text.extend_from_slice(bound.vocabulary().token_bytes(token).expect("bytes"));
                 }
@@ -179,6 +212,7 @@ fn drive(bound: &BoundSchema, choices: impl Iterator<Item = u8>) {
         }
         if session.is_finished() {
             assert!(session.advance(eos()).is_ok(), "EOS after EOS pads");
+            committed.push((eos(), text.len()));
             assert!(session.advance(b'1' as TokenId).is_err(), "no token after EOS");
         }
     }
