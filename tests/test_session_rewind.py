@@ -170,3 +170,22 @@ def test_random_interleavings_match_a_replay(bound, tokens):
                 assert session.validate_tokens(tokens[committed : committed + n] + [-1]) == n
             assert observe(session) == observe(replay(bound, tokens[:committed]))
             assert session.rollback_available == committed
+
+
+def test_forced_bytes_follow_the_schema(gpt2_vocabulary):
+    closed = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"],
+        "additionalProperties": False,
+    }
+    compiler = maskforge.Compiler(max_json_whitespace=0)
+    session = compiler.compile(closed).bind(gpt2_vocabulary).start_session()
+    assert session.forced_bytes() == b'{"'  # the only key's quote; escapes may spell the key
+    for piece in (b'{"ok', b'":t'):
+        for byte in piece:
+            session.advance(next(t for t in range(256) if gpt2_vocabulary.token_bytes(t) == bytes([byte])))
+    assert session.forced_bytes() == b"rue}"
+    for byte in b"rue}":
+        session.advance(next(t for t in range(256) if gpt2_vocabulary.token_bytes(t) == bytes([byte])))
+    assert session.is_accepting() and session.forced_bytes() == b""

@@ -69,7 +69,7 @@ pub use executable::ExecutableSchema;
 pub use limits::SchemaResourceLimits;
 pub use options::{BindPolicy, CompilerOptions, Draft, PropertyOrder, SessionOptions};
 pub use registry::{MapRegistry, Registry, SchemaRegistry};
-pub use session::Session;
+pub use session::{Session, MAX_FORCED_BYTES};
 #[cfg(feature = "huggingface-hub")]
 pub use vocabulary::PretrainedOptions;
 #[cfg(feature = "tokenizer-processing")]

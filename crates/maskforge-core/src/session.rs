@@ -10,6 +10,10 @@ use crate::options::SessionOptions;
 use crate::structured::DocumentMatcher;
 use crate::vocabulary::TokenId;
 
+/// Most bytes [`Session::forced_bytes`] returns: a forced text is a key, a literal or a run of
+/// structure, and a caller asks again after committing it.
+pub const MAX_FORCED_BYTES: usize = 1024;
+
 /// The decoding position of one sequence.
 ///
 /// Rules: a forbidden token is an error and changes nothing; EOS is allowed exactly when the text
@@ -320,6 +324,30 @@ impl Session {
         self.clone()
     }
 
+    /// The longest byte string every accepted continuation starts with: the text the schema
+    /// forces next, such as `":` and a value's opening quote after a key, or `rue` after `t`.
+    /// JSON strings admit escapes, so a key is forced only up to its opening quote (`\u0064`
+    /// spells `d` too); whitespace, where allowed, is a choice as well. Empty when the session
+    /// accepts now (EOS is a continuation) or is finished. At most [`MAX_FORCED_BYTES`].
+    pub fn forced_bytes(&self) -> Vec<u8> {
+        let mut forced = Vec::new();
+        if self.finished {
+            return forced;
+        }
+        let mut position = self.position.clone();
+        while forced.len() < MAX_FORCED_BYTES && !position.is_accepting() {
+            let mut live = (0..=255u8).filter_map(|b| position.after_byte(b).map(|next| (b, next)));
+            match (live.next(), live.next()) {
+                (Some((b, next)), None) => {
+                    forced.push(b);
+                    position = next;
+                }
+                _ => break,
+            }
+        }
+        forced
+    }
+
     /// Back to the start of the output, with no history.
     pub fn reset(&mut self) {
         self.position = Session::start(&self.bound);
@@ -447,6 +475,24 @@ impl Step {
 }
 
 impl Position {
+    /// The position after one more byte, when the text stays completable.
+    fn after_byte(&self, b: u8) -> Option<Position> {
+        match self {
+            Position::Regular { masks, state } => match masks.dfa.next(*state, b) {
+                DEAD => None,
+                next => Some(Position::Regular { masks: Arc::clone(masks), state: next }),
+            },
+            Position::Structured { masks, matcher } => {
+                let graph = &masks.program.graph;
+                if matcher.refuses(graph, b) {
+                    return None;
+                }
+                let mut next = matcher.clone();
+                next.feed(graph, b).then(|| Position::Structured { masks: Arc::clone(masks), matcher: next })
+            }
+        }
+    }
+
     /// Whether the text read to this position is a complete accepted instance.
     fn is_accepting(&self) -> bool {
         match self {

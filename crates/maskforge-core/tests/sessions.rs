@@ -331,3 +331,56 @@ fn batch_fills_write_each_sessions_mask_on_any_number_of_threads() {
     assert_eq!(maskforge_core::fill_masks(&mixed, &mut out, 0), Err(Error::BatchMismatch { index: 2 }));
     assert!(out.iter().all(|&w| w == 0));
 }
+
+/// Forced bytes, checked through masks over a vocabulary of the 256 single bytes: along the
+/// forced text exactly one byte token is allowed at each step and EOS is not, and after it EOS
+/// or a second byte is (the forced text is the longest).
+#[test]
+fn forced_bytes_are_what_every_continuation_starts_with() {
+    use maskforge_core::{build_vocabulary, CompilerOptions};
+    let bytes = build_vocabulary(256, (0..=255u8).map(|b| (u32::from(b), vec![b]))).unwrap();
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(bytes)).unwrap();
+    let closed = r#"{"type": "object", "properties": {"name": {"type": "string"}, "ok": {"type": "boolean"}, "kind": {"const": "user"}}, "required": ["name", "ok", "kind"], "additionalProperties": false}"#;
+    let cases = [
+        (closed, r#"{"name": "x", "ok": true, "kind": "user"}"#, None),
+        (closed, r#"{"kind":"user","name":"é","ok":false}"#, Some(0)),
+        (CASES[1].0, CASES[1].1, None),
+        (CASES[2].0, CASES[2].1, None),
+        (r#"{"enum": ["alphabet", "alpine", 12.5]}"#, r#""alpine""#, None),
+        (
+            r#"{"type": "object", "properties": {"a": {"type": "integer"}, "description": {"type": "string"}}, "required": ["a", "description"], "additionalProperties": false}"#,
+            r#"{"a":1,"description":"d"}"#,
+            Some(0),
+        ),
+    ];
+    let mut longest = 0;
+    for (schema, text, whitespace) in cases {
+        let options = CompilerOptions::default().with_max_json_whitespace(whitespace);
+        let bound = Compiler::new(options).compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();
+        let words = bound.mask_word_count();
+        let mut session = bound.start_session().unwrap();
+        for &b in text.as_bytes() {
+            let forced = session.forced_bytes();
+            longest = longest.max(forced.len());
+            let mut probe = session.fork();
+            for &f in &forced {
+                let (mask, accepting, _) = observe(&probe, words);
+                assert_eq!(
+                    allowed_ids(&mask),
+                    vec![u32::from(f)],
+                    "{schema}: forced {:?}",
+                    String::from_utf8_lossy(&forced)
+                );
+                assert!(!accepting);
+                probe.advance(u32::from(f)).unwrap();
+            }
+            let (mask, accepting, _) = observe(&probe, words);
+            assert!(accepting || allowed_ids(&mask).len() > 1, "{schema}: {:?} is not the longest", forced);
+            session.advance(u32::from(b)).unwrap();
+        }
+        assert!(session.forced_bytes().is_empty(), "an accepting session forces nothing");
+    }
+    // Structure and literals are forced (`":"` and the value's quote, `rue` after `t`); a key
+    // only up to its opening quote, since `\u0064` spells `d` too.
+    assert!(longest >= 4, "some case forces structure: {longest}");
+}

@@ -132,6 +132,14 @@ impl PySession {
         self.fork(py)
     }
 
+    /// The longest byte string every accepted continuation starts with (structure and literals
+    /// the schema forces next; a key only up to its opening quote, as escapes may spell it);
+    /// empty when the session accepts or is finished.
+    fn forced_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let forced = self.with_session(py, |session| Ok(session.forced_bytes()))?;
+        Ok(pyo3::types::PyBytes::new(py, &forced))
+    }
+
     /// Back to the start of the output, with no history.
     fn reset(&self, py: Python<'_>) -> PyResult<()> {
         self.with_session(py, |session| {
