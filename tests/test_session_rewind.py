@@ -189,3 +189,30 @@ def test_forced_bytes_follow_the_schema(gpt2_vocabulary):
     for byte in b"rue}":
         session.advance(next(t for t in range(256) if gpt2_vocabulary.token_bytes(t) == bytes([byte])))
     assert session.is_accepting() and session.forced_bytes() == b""
+
+
+def test_rollback_on_one_thread_while_another_writes_masks(bound, tokens):
+    """Calls on one session are serialised: each mask written is that of a state the session
+    held (before or after a rollback), never a mixture, and nothing crashes."""
+    base = 6
+    valid = {observe(replay(bound, tokens[:n]))[0] for n in (base, base + 1, base + 2)}
+    session = replay(bound, tokens[:base])
+    stop = threading.Event()
+    seen = []
+
+    def writer() -> None:
+        buffer = bytearray(session.mask_byte_count)
+        while not stop.is_set():
+            session.write_mask(buffer)
+            seen.append(bytes(buffer))
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(200):
+            session.advance_many(tokens[base : base + 2])
+            session.rollback(2)
+    finally:
+        stop.set()
+        thread.join()
+    assert seen and set(seen) <= valid
