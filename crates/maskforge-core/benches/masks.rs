@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use maskforge_core::{
     BindPolicy, BoundSchema, CompiledVocabulary, Compiler, CompilerOptions, Session, TokenId, TokenizerJsonOptions,
     Vocabulary,
@@ -247,5 +247,67 @@ fn automata(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(masks, benches, automata);
+/// The session operations serving engines call between masks: rollback, fork, draft
+/// validation, forced bytes, and batch fills on one and two threads, each at the prefixes of the
+/// bench schemas (the mask written there is the yardstick: `write_mask` in `benches`).
+fn sessions(c: &mut Criterion) {
+    let vocabs = vocabularies();
+    let mut group = c.benchmark_group("session");
+    for vocab in &vocabs {
+        for schema in SCHEMAS {
+            let Ok(program) = compiler(BindPolicy::Lazy).compile_json_schema(schema.text) else { continue };
+            let bound = program.bind(&vocab.compiled).expect("bind");
+            let session = session_at(&bound, vocab, schema.prefix);
+            let mut mask = vec![0u32; bound.mask_word_count()];
+            session.write_mask(&mut mask).expect("mask");
+            // A draft: the tokens the session allows first, chained (each the first allowed after
+            // the last), 16 long or until the schema ends.
+            let mut draft = Vec::new();
+            let mut probe = session.fork();
+            let mut allowed = vec![0u32; bound.mask_word_count()];
+            while draft.len() < 16 {
+                probe.write_mask(&mut allowed).expect("mask");
+                let eos = vocab.compiled.vocabulary().eos_token_ids();
+                let first = maskforge_core::mask::allowed_ids(&allowed).into_iter().find(|t| !eos.contains(t));
+                let Some(token) = first else { break };
+                probe.advance(token).expect("an allowed token");
+                draft.push(token);
+            }
+            let at = format!("{}/{}", vocab.name, schema.name);
+            for n in [1, 8].into_iter().filter(|&n| n <= draft.len()) {
+                let mut ahead = session.fork();
+                ahead.advance_many(&draft[..n]).expect("draft");
+                group.bench_function(BenchmarkId::new(format!("rollback-{n}"), &at), |b| {
+                    b.iter_batched(|| ahead.fork(), |mut s| s.rollback(black_box(n)).unwrap(), BatchSize::SmallInput)
+                });
+            }
+            group.bench_function(BenchmarkId::new("fork", &at), |b| b.iter(|| black_box(&session).fork()));
+            for n in [4, 16].into_iter().filter(|&n| n <= draft.len()) {
+                group.bench_function(BenchmarkId::new(format!("validate-{n}"), &at), |b| {
+                    b.iter(|| session.validate_tokens(black_box(&draft[..n])))
+                });
+            }
+            group.bench_function(BenchmarkId::new("forced_bytes", &at), |b| {
+                b.iter(|| black_box(&session).forced_bytes())
+            });
+        }
+    }
+    // Batch fills: sessions at every prefix of the open object's instance, cycled to the batch.
+    let vocab = &vocabs[0];
+    let bound = compiler(BindPolicy::Lazy).compile_json_schema(OPEN_OBJECT).unwrap().bind(&vocab.compiled).unwrap();
+    let text = r#"{"name": "Ada Lovelace", "age": 36, "tags": ["math", "engines"]}"#;
+    let prefixes: Vec<Session> = (1..text.len()).map(|n| session_at(&bound, vocab, &text[..n])).collect();
+    for size in [1, 16, 64, 256] {
+        let batch: Vec<&Session> = prefixes.iter().cycle().take(size).collect();
+        let mut out = vec![0u32; size * bound.mask_word_count()];
+        for threads in [1, 2] {
+            group.bench_function(BenchmarkId::new(format!("fill_masks-{threads}-threads"), size), |b| {
+                b.iter(|| maskforge_core::fill_masks(black_box(&batch), &mut out, threads).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(masks, benches, automata, sessions);
 criterion_main!(masks);
