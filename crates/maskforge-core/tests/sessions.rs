@@ -63,6 +63,15 @@ fn tokens_of(bound: &BoundSchema, text: &str) -> Vec<u32> {
     tokens
 }
 
+/// The bound schema of `CASES[case]` over a vendored tokenizer, its mask width and the
+/// instance's tokens.
+fn setup(tokenizer: &str, case: usize) -> (BoundSchema, usize, Vec<u32>) {
+    let bound = bind(CASES[case].0, &load(tokenizer));
+    let tokens = tokens_of(&bound, CASES[case].1);
+    let words = bound.mask_word_count();
+    (bound, words, tokens)
+}
+
 /// What a session shows: its mask, `is_accepting` and `is_finished`.
 fn observe(session: &Session, words: usize) -> (Vec<u32>, bool, bool) {
     let mut mask = vec![0u32; words];
@@ -112,11 +121,7 @@ fn advancing_k_tokens_then_rolling_back_k_restores_every_mask_on_gpt2_and_mistra
 
 #[test]
 fn a_refused_rollback_or_draft_changes_nothing() {
-    let vocabulary = load("gpt2.tokenizer.json");
-    let (schema, text) = CASES[1];
-    let bound = bind(schema, &vocabulary);
-    let words = bound.mask_word_count();
-    let tokens = tokens_of(&bound, text);
+    let (bound, words, tokens) = setup("gpt2.tokenizer.json", 1);
     let mut session = replay(&bound, &tokens[..5]);
     let before = observe(&session, words);
     assert_eq!(session.rollback(6), Err(Error::RollbackTooFar { requested: 6, available: 5 }));
@@ -124,7 +129,7 @@ fn a_refused_rollback_or_draft_changes_nothing() {
     // A draft whose third token leaves the language: nothing is committed, the index is named.
     let mut mask = vec![0u32; words];
     replay(&bound, &tokens[..7]).write_mask(&mut mask).unwrap();
-    let refused = (0..vocabulary.mask_vocab_size() as u32).find(|&t| !maskforge_core::mask::get_bit(&mask, t)).unwrap();
+    let refused = (0..bound.mask_vocab_size() as u32).find(|&t| !maskforge_core::mask::get_bit(&mask, t)).unwrap();
     let draft = [tokens[5], tokens[6], refused, tokens[7]];
     assert_eq!(session.validate_tokens(&draft), 2);
     assert!(
@@ -132,7 +137,7 @@ fn a_refused_rollback_or_draft_changes_nothing() {
     );
     assert_eq!(observe(&session, words), before);
     assert_eq!(session.rollback_available(), 5);
-    let out_of_range = vocabulary.mask_vocab_size() as u32;
+    let out_of_range = bound.mask_vocab_size() as u32;
     assert_eq!(session.validate_tokens(&[tokens[5], out_of_range]), 1);
     assert!(matches!(
         session.advance_many(&[out_of_range]),
@@ -147,11 +152,7 @@ fn a_refused_rollback_or_draft_changes_nothing() {
 
 #[test]
 fn max_rollback_tokens_bounds_the_history() {
-    let vocabulary = load("gpt2.tokenizer.json");
-    let (schema, text) = CASES[2];
-    let bound = bind(schema, &vocabulary);
-    let words = bound.mask_word_count();
-    let tokens = tokens_of(&bound, text);
+    let (bound, words, tokens) = setup("gpt2.tokenizer.json", 2);
     assert!(tokens.len() > 12);
     for max in [0, 1, 3, 5] {
         let mut session =
@@ -170,11 +171,7 @@ fn max_rollback_tokens_bounds_the_history() {
 
 #[test]
 fn forks_are_independent_and_run_on_other_threads() {
-    let vocabulary = load("mistral-v3.tokenizer.json");
-    let (schema, text) = CASES[1];
-    let bound = bind(schema, &vocabulary);
-    let words = bound.mask_word_count();
-    let tokens = tokens_of(&bound, text);
+    let (bound, words, tokens) = setup("mistral-v3.tokenizer.json", 1);
     let middle = tokens.len() / 2;
     let mut original = replay(&bound, &tokens[..middle]);
     let forks: Vec<Session> = (0..3).map(|_| original.fork()).collect();
@@ -204,11 +201,7 @@ fn forks_are_independent_and_run_on_other_threads() {
 
 #[test]
 fn reset_goes_back_to_the_start() {
-    let vocabulary = load("gpt2.tokenizer.json");
-    let (schema, text) = CASES[0];
-    let bound = bind(schema, &vocabulary);
-    let words = bound.mask_word_count();
-    let tokens = tokens_of(&bound, text);
+    let (bound, words, tokens) = setup("gpt2.tokenizer.json", 0);
     let mut session = replay(&bound, &tokens);
     session.reset();
     assert_eq!(session.rollback_available(), 0);
