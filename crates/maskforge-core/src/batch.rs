@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::session::Session;
+use crate::vocabulary::TokenId;
 
 /// Work below which another thread costs more than it saves: starting and joining one takes
 /// tens of microseconds, while a mask row costs from under a microsecond (a copied DFA row) to
@@ -52,6 +53,66 @@ pub fn fill_masks(sessions: &[&Session], out: &mut [u32], threads: usize) -> Res
     }
     let mut rows: Vec<&mut [u32]> = out[..needed].chunks_mut(words).collect();
     fill_rows(sessions, &mut rows, threads, |session, row| session.write_mask(row))
+}
+
+/// Commits `tokens[i]` on `sessions[i]` for every `i`, or nothing: every token is checked
+/// against its session first, and a refused one is [`Error::BatchRejected`] naming its index,
+/// with no session changed. As many tokens as sessions, else [`Error::BatchLength`]. EOS and
+/// padding EOS follow [`Session::advance`]'s rules, so finished rows can be padded with EOS.
+///
+/// ```
+/// use std::sync::Arc;
+/// use maskforge_core::{advance_batch, build_vocabulary, CompiledVocabulary, Compiler, Error};
+///
+/// let tokens = [&b"1"[..], b"2", b"["];
+/// let map = tokens.iter().enumerate().map(|(id, t)| (id as u32, t.to_vec()));
+/// let vocabulary = CompiledVocabulary::try_from(Arc::new(build_vocabulary(3, map)?))?;
+/// let bound = Compiler::without_cache().compile_json_schema(r#"{"type": "array"}"#)?.bind(&vocabulary)?;
+/// let (mut a, mut b) = (bound.start_session()?, bound.start_session()?);
+/// advance_batch(&mut [&mut a, &mut b], &[2, 2])?; // `[` on both
+/// // `1` fits in `a`'s array, but `b` cannot take `]` (id 3 is out of range): neither moves.
+/// let refused = advance_batch(&mut [&mut a, &mut b], &[0, 3]);
+/// assert!(matches!(refused, Err(Error::BatchRejected { index: 1, token_id: 3, .. })));
+/// assert_eq!((a.rollback_available(), b.rollback_available()), (1, 1));
+/// # Ok::<(), maskforge_core::Error>(())
+/// ```
+pub fn advance_batch(sessions: &mut [&mut Session], tokens: &[TokenId]) -> Result<()> {
+    if sessions.len() != tokens.len() {
+        return Err(Error::BatchLength { sessions: sessions.len(), given: tokens.len(), what: "tokens" });
+    }
+    let prepared = sessions
+        .iter()
+        .zip(tokens)
+        .enumerate()
+        .map(|(index, (session, &token))| {
+            session.prepare(token).map_err(|error| match error {
+                Error::TokenRejected { token_id, reason } => Error::BatchRejected { index, token_id, reason },
+                other => other,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for (session, step) in sessions.iter_mut().zip(prepared) {
+        session.commit_prepared(step);
+    }
+    Ok(())
+}
+
+/// Undoes the last `counts[i]` committed tokens of `sessions[i]` for every `i`, or nothing: a
+/// count beyond what its session keeps is [`Error::BatchRollbackTooFar`] naming its index, with
+/// no session changed. As many counts as sessions, else [`Error::BatchLength`].
+pub fn rollback_batch(sessions: &mut [&mut Session], counts: &[usize]) -> Result<()> {
+    if sessions.len() != counts.len() {
+        return Err(Error::BatchLength { sessions: sessions.len(), given: counts.len(), what: "counts" });
+    }
+    let refused = sessions.iter().zip(counts).position(|(session, &n)| n > session.rollback_available());
+    if let Some(index) = refused {
+        let (requested, available) = (counts[index], sessions[index].rollback_available());
+        return Err(Error::BatchRollbackTooFar { index, requested, available });
+    }
+    for (session, &n) in sessions.iter_mut().zip(counts) {
+        session.rollback(n)?;
+    }
+    Ok(())
 }
 
 /// Runs `write` on each `(items[i], rows[i])`, the first pair on this thread and timed, the rest

@@ -164,6 +164,39 @@ pub enum Error {
         /// The first session that differs.
         index: usize,
     },
+    /// A batch call ([`advance_batch`](crate::advance_batch), [`rollback_batch`](crate::rollback_batch))
+    /// given another number of arguments than sessions; no session changed.
+    #[error("a batch of {sessions} sessions was given {given} {what}")]
+    BatchLength {
+        /// Sessions in the batch.
+        sessions: usize,
+        /// Arguments given.
+        given: usize,
+        /// What the arguments are: `"tokens"` or `"counts"`.
+        what: &'static str,
+    },
+    /// A token of [`advance_batch`](crate::advance_batch) that its session cannot commit; no
+    /// session of the batch changed.
+    #[error("batch session {index}: token {token_id} rejected: {reason}")]
+    BatchRejected {
+        /// Position of the session (and its token) in the batch.
+        index: usize,
+        /// The token offered to it.
+        token_id: u32,
+        /// Why it cannot be committed.
+        reason: RejectReason,
+    },
+    /// A count of [`rollback_batch`](crate::rollback_batch) beyond what its session keeps; no
+    /// session of the batch changed.
+    #[error("batch session {index}: cannot roll back {requested} tokens: the session keeps {available}")]
+    BatchRollbackTooFar {
+        /// Position of the session (and its count) in the batch.
+        index: usize,
+        /// Tokens asked to undo.
+        requested: usize,
+        /// Tokens that session can undo now.
+        available: usize,
+    },
     /// A rollback of more tokens than the session keeps; the session is unchanged.
     #[error("cannot roll back {requested} tokens: the session keeps {available}")]
     RollbackTooFar {

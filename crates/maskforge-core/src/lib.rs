@@ -60,7 +60,7 @@ mod session;
 mod structured;
 mod vocabulary;
 
-pub use batch::fill_masks;
+pub use batch::{advance_batch, fill_masks, rollback_batch};
 pub use bind::{BoundSchema, MaskCost, MaskRoute};
 pub use cache::CacheStats;
 pub use compiler::{Compiler, SchemaProgram};

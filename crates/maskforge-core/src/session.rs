@@ -356,6 +356,17 @@ impl Session {
         *self.strings.get_mut().unwrap_or_else(|e| e.into_inner()) = StringMemo::default();
     }
 
+    /// What committing `token` now would do, without committing it: the first half of a
+    /// batch's all-or-nothing advance.
+    pub(crate) fn prepare(&self, token: TokenId) -> Result<Prepared> {
+        self.check(token).map(|step| Prepared { token, step })
+    }
+
+    /// Commits what [`Session::prepare`] worked out on this session, unchanged since.
+    pub(crate) fn commit_prepared(&mut self, prepared: Prepared) {
+        self.commit(prepared.token, prepared.step);
+    }
+
     fn commit(&mut self, token: TokenId, step: Step) {
         let (position, finished) = match step {
             Step::Finish => (self.position.clone(), true),
@@ -454,6 +465,12 @@ impl Session {
     pub fn bound_schema(&self) -> BoundSchema {
         BoundSchema::from_inner(Arc::clone(&self.bound))
     }
+}
+
+/// A token checked on a session and the step it makes there, to be committed later.
+pub(crate) struct Prepared {
+    token: TokenId,
+    step: Step,
 }
 
 #[derive(Clone)]

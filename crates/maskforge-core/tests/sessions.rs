@@ -325,6 +325,105 @@ fn batch_fills_write_each_sessions_mask_on_any_number_of_threads() {
     assert!(out.iter().all(|&w| w == 0));
 }
 
+#[test]
+fn batch_advances_and_rollbacks_match_fresh_replays_on_gpt2_and_mistral() {
+    use maskforge_core::{advance_batch, rollback_batch};
+    for name in ["gpt2.tokenizer.json", "mistral-v3.tokenizer.json"] {
+        let vocabulary = load(name);
+        // One session per case, each on its own bound schema; rows that ran out go on with
+        // padding EOS, as a serving batch does.
+        let bounds: Vec<BoundSchema> = CASES.iter().map(|&(schema, _)| bind(schema, &vocabulary)).collect();
+        let instances: Vec<Vec<u32>> = CASES.iter().zip(&bounds).map(|(&(_, text), b)| tokens_of(b, text)).collect();
+        let eos = vocabulary.vocabulary().eos_token_ids()[0];
+        let mut sessions: Vec<Session> = bounds.iter().map(|b| b.start_session().unwrap()).collect();
+        let mut committed: Vec<Vec<u32>> = vec![Vec::new(); sessions.len()];
+        let longest = instances.iter().map(Vec::len).max().unwrap();
+        let check = |sessions: &[Session], committed: &[Vec<u32>], what: &str| {
+            for (i, (session, tokens)) in sessions.iter().zip(committed).enumerate() {
+                let words = bounds[i].mask_word_count();
+                let expected = replay(&bounds[i], tokens);
+                assert_eq!(observe(session, words), observe(&expected, words), "{name} case {i} {what}");
+                assert_eq!(session.rollback_available(), tokens.len(), "{name} case {i} {what}");
+            }
+        };
+        for step in 0..longest {
+            let tokens: Vec<u32> = instances.iter().map(|t| t.get(step).copied().unwrap_or(eos)).collect();
+            let mut batch: Vec<&mut Session> = sessions.iter_mut().collect();
+            advance_batch(&mut batch, &tokens).unwrap();
+            committed.iter_mut().zip(&tokens).for_each(|(c, &t)| c.push(t));
+            check(&sessions, &committed, &format!("after step {step}"));
+        }
+        assert!(sessions.iter().all(Session::is_finished));
+        // Back in uneven strides (a session standing still in each round), down to the start.
+        let strides = [1, 3, 0, 2];
+        for round in 0.. {
+            if committed.iter().all(Vec::is_empty) {
+                break;
+            }
+            let counts: Vec<usize> =
+                committed.iter().enumerate().map(|(i, c)| strides[(i + round) % 4].min(c.len())).collect();
+            let mut batch: Vec<&mut Session> = sessions.iter_mut().collect();
+            rollback_batch(&mut batch, &counts).unwrap();
+            committed.iter_mut().zip(&counts).for_each(|(c, &n)| c.truncate(c.len() - n));
+            check(&sessions, &committed, &format!("rolled back {counts:?}"));
+        }
+    }
+}
+
+#[test]
+fn a_refusal_in_the_middle_of_a_batch_changes_no_session() {
+    use maskforge_core::{advance_batch, rollback_batch};
+    let (bound, words, tokens) = setup("gpt2.tokenizer.json", 1);
+    let mut sessions: Vec<Session> = [3, 5, 7, 9, tokens.len()].iter().map(|&n| replay(&bound, &tokens[..n])).collect();
+    let before: Vec<_> = sessions.iter().map(|s| (observe(s, words), s.rollback_available())).collect();
+    let unchanged = |sessions: &[Session], what: &str| {
+        let now: Vec<_> = sessions.iter().map(|s| (observe(s, words), s.rollback_available())).collect();
+        assert_eq!(now, before, "{what}");
+    };
+    let eos = bound.vocabulary().eos_token_ids()[0];
+    let next = [tokens[3], tokens[5], tokens[7], tokens[9], eos];
+    let mut mask = vec![0u32; words];
+    sessions[2].write_mask(&mut mask).unwrap();
+    let refused = (0..bound.mask_vocab_size() as u32).find(|&t| !maskforge_core::mask::get_bit(&mask, t)).unwrap();
+
+    // Refused tokens at the start, in the middle and at the end; each is named by its index.
+    for (index, token, reason) in [
+        (0, bound.mask_vocab_size() as u32, Some(RejectReason::OutOfRange)),
+        (2, refused, None),
+        (4, tokens[0], Some(RejectReason::SessionFinished)),
+    ] {
+        let mut offered = next;
+        offered[index] = token;
+        let mut batch: Vec<&mut Session> = sessions.iter_mut().collect();
+        match advance_batch(&mut batch, &offered) {
+            Err(Error::BatchRejected { index: i, token_id, reason: r }) => {
+                assert_eq!((i, token_id), (index, token));
+                assert!(reason.is_none_or(|reason| reason == r), "{r:?}");
+            }
+            other => panic!("token {token} at {index}: {other:?}"),
+        }
+        unchanged(&sessions, &format!("refused token at {index}"));
+    }
+    let mut batch: Vec<&mut Session> = sessions.iter_mut().collect();
+    let short = advance_batch(&mut batch, &next[..4]);
+    assert_eq!(short, Err(Error::BatchLength { sessions: 5, given: 4, what: "tokens" }));
+    let short = rollback_batch(&mut batch, &[1, 1]);
+    assert_eq!(short, Err(Error::BatchLength { sessions: 5, given: 2, what: "counts" }));
+    let too_far = rollback_batch(&mut batch, &[1, 1, 8, 1, 1]);
+    assert_eq!(too_far, Err(Error::BatchRollbackTooFar { index: 2, requested: 8, available: 7 }));
+    unchanged(&sessions, "refused lengths and rollbacks");
+
+    // The same batch, accepted, moves every session; an empty batch is a no-op.
+    let mut batch: Vec<&mut Session> = sessions.iter_mut().collect();
+    advance_batch(&mut batch, &next).unwrap();
+    advance_batch(&mut [], &[]).unwrap();
+    rollback_batch(&mut [], &[]).unwrap();
+    for ((session, n), token) in sessions.iter().zip([3, 5, 7, 9, tokens.len()]).zip(next) {
+        let expected = replay(&bound, &[&tokens[..n], &[token]].concat());
+        assert_eq!(observe(session, words), observe(&expected, words), "after {n} tokens and one more");
+    }
+}
+
 /// Forced bytes, checked through masks over a vocabulary of the 256 single bytes: along the
 /// forced text exactly one byte token is allowed at each step and EOS is not, and after it EOS
 /// or a second byte is (the forced text is the longest).
