@@ -20,7 +20,17 @@ Generation with transformers (the ``transformers`` extra)::
 """
 
 from . import errors as _errors
-from ._native import BoundSchema, Compiler, SchemaProgram, Session, Vocabulary, __version__, fill_masks
+from ._native import (
+    BoundSchema,
+    Compiler,
+    SchemaProgram,
+    Session,
+    Vocabulary,
+    __version__,
+    advance_batch,
+    fill_masks,
+    rollback_batch,
+)
 from .errors import *  # noqa: F401,F403  (the exception hierarchy; its names are errors.__all__)
 from .generation import Generator
 from .hf import LogitsProcessor, TransformersModel, from_transformers
@@ -34,6 +44,8 @@ __all__ = [
     "BoundSchema",
     "Session",
     "fill_masks",
+    "advance_batch",
+    "rollback_batch",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",
     "from_transformers",

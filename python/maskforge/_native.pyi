@@ -133,6 +133,14 @@ def fill_masks(
     """Writes ``sessions[i]``'s mask into row ``rows[i]`` (default ``i``) of a ``[batch, words]`` (or flat)
     buffer, GIL released; a ``None`` entry's row gets every bit set."""
 
+def advance_batch(sessions: Sequence[Session], tokens: Sequence[int]) -> None:
+    """Commits ``tokens[i]`` on ``sessions[i]`` for every ``i``, or nothing: a refused token raises
+    ``TokenRejectedError`` with ``index`` its place in the batch. Each session may appear once."""
+
+def rollback_batch(sessions: Sequence[Session], counts: Sequence[int]) -> None:
+    """Undoes the last ``counts[i]`` tokens of ``sessions[i]`` for every ``i``, or nothing: a count past a
+    session's history raises ``RollbackError`` with ``index`` its place in the batch."""
+
 def executable_cache_stats() -> Dict[str, int]: ...
 def clear_executable_cache() -> None: ...
 def process_cache_compiler(compiler: Compiler) -> Compiler: ...

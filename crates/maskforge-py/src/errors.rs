@@ -165,6 +165,26 @@ pub(crate) fn core_error(py: Python<'_>, error: Error) -> PyErr {
                 Err(error) => error,
             }
         }
+        Error::BatchRejected { index, token_id, reason } => {
+            let message = Error::BatchRejected { index, token_id, reason }.to_string();
+            let Ok(token) = token_id.into_pyobject(py);
+            token_rejected_at(py, token.into_any(), reason_name(reason), message, Some(index))
+        }
+        Error::BatchRollbackTooFar { index, requested, available } => {
+            let message = Error::BatchRollbackTooFar { index, requested, available }.to_string();
+            let kwargs = PyDict::new(py);
+            let filled = kwargs.set_item("requested", requested).and_then(|_| kwargs.set_item("available", available));
+            let error = match filled {
+                Ok(()) => raise_with(py, "RollbackError", message, Some(&kwargs)),
+                Err(error) => return error,
+            };
+            // The session's place in the batch, as `TokenRejectedError.index` names a token's.
+            match error.value(py).setattr("index", index) {
+                Ok(()) => error,
+                Err(failed) => failed,
+            }
+        }
+        error @ Error::BatchLength { .. } => raise(py, "InvalidArgumentError", error.to_string()),
         Error::Vocabulary(message) => raise(py, "VocabularyError", message),
         error @ Error::MaskBuffer { .. } => raise(py, "MaskBufferError", error.to_string()),
         other => raise(py, "MaskForgeError", other.to_string()),

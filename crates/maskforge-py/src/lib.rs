@@ -46,6 +46,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<compiler::PyBoundSchema>()?;
     m.add_class::<session::PySession>()?;
     m.add_function(wrap_pyfunction!(batch::fill_masks, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::advance_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::rollback_batch, m)?)?;
     m.add_function(wrap_pyfunction!(executable_cache_stats, m)?)?;
     m.add_function(wrap_pyfunction!(clear_executable_cache, m)?)?;
     m.add_function(wrap_pyfunction!(process_cache_compiler, m)?)?;

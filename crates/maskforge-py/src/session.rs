@@ -190,10 +190,10 @@ impl PySession {
 }
 
 /// Stands for an id no vocabulary has (negative or too large): refused as out of range.
-const NO_TOKEN: u32 = u32::MAX;
+pub(crate) const NO_TOKEN: u32 = u32::MAX;
 
 /// The token ids of a sequence of integers, and the objects given.
-fn token_list<'py>(tokens: &Bound<'py, PyAny>) -> PyResult<(Vec<u32>, Vec<Bound<'py, PyAny>>)> {
+pub(crate) fn token_list<'py>(tokens: &Bound<'py, PyAny>) -> PyResult<(Vec<u32>, Vec<Bound<'py, PyAny>>)> {
     let given: Vec<Bound<'py, PyAny>> = tokens.try_iter()?.collect::<PyResult<_>>()?;
     let ids = given.iter().map(|t| Ok(args::token_id(t)?.unwrap_or(NO_TOKEN))).collect::<PyResult<_>>()?;
     Ok((ids, given))
