@@ -13,8 +13,12 @@
 //! - `automata/...`: what compilation builds without a cache: the texts of a set of literal
 //!   strings (an enum, an object's named keys) and the JSON-escape layer over a pattern.
 //!
-//! Vocabularies: GPT-2 (vendored under tests/data) and Qwen2.5 from `$MASKFORGE_TOKENIZERS`,
-//! else `../shared/tokenizers` beside the repository; skipped when absent.
+//! - `session/...`: rollback, fork, draft validation, forced bytes and `write_mask` at the same
+//!   positions, and batch fills of 1 to 256 sessions on one and two threads.
+//!
+//! Vocabularies: GPT-2 (vendored under tests/data), and Qwen2.5 (masks, binds) or Llama-3
+//! (sessions) from `$MASKFORGE_TOKENIZERS`, else `../shared/tokenizers` beside the repository;
+//! skipped when absent.
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -97,16 +101,20 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn vocabularies() -> Vec<Vocab> {
+/// GPT-2 and, when the shared folder has them, the vocabularies named in `shared` (file stem,
+/// EOS id).
+fn vocabularies(shared: &[(&'static str, TokenId)]) -> Vec<Vocab> {
     let mut files = vec![("gpt2", repo_root().join("tests/data/tokenizers/gpt2.tokenizer.json"), 50256)];
-    let shared = std::env::var_os("MASKFORGE_TOKENIZERS")
+    let folder = std::env::var_os("MASKFORGE_TOKENIZERS")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("../shared/tokenizers"));
-    let qwen = shared.join("qwen2.5.tokenizer.json");
-    if qwen.is_file() {
-        files.push(("qwen2.5", qwen, 151643));
-    } else {
-        eprintln!("skipping Qwen2.5: {} not found (set MASKFORGE_TOKENIZERS)", qwen.display());
+    for &(name, eos) in shared {
+        let path = folder.join(format!("{name}.tokenizer.json"));
+        if path.is_file() {
+            files.push((name, path, eos));
+        } else {
+            eprintln!("skipping {name}: {} not found (set MASKFORGE_TOKENIZERS)", path.display());
+        }
     }
     files
         .into_iter()
@@ -147,7 +155,7 @@ fn session_at(bound: &BoundSchema, vocab: &Vocab, prefix: &str) -> Session {
 }
 
 fn benches(c: &mut Criterion) {
-    let vocabs = vocabularies();
+    let vocabs = vocabularies(&[("qwen2.5", 151643)]);
     let policies = [("eager", BindPolicy::Eager), ("lazy", BindPolicy::Lazy)];
     let mut compilable = Vec::new();
     for schema in SCHEMAS {
@@ -248,10 +256,10 @@ fn automata(c: &mut Criterion) {
 }
 
 /// The session operations serving engines call between masks: rollback, fork, draft
-/// validation, forced bytes, and batch fills on one and two threads, each at the prefixes of the
-/// bench schemas (the mask written there is the yardstick: `write_mask` in `benches`).
+/// validation and forced bytes at the prefixes of the bench schemas, beside `write_mask` at the
+/// same position (the yardstick), and batch fills on one and two threads, on GPT-2 and Llama-3.
 fn sessions(c: &mut Criterion) {
-    let vocabs = vocabularies();
+    let vocabs = vocabularies(&[("llama3", 128001)]);
     let mut group = c.benchmark_group("session");
     for vocab in &vocabs {
         for schema in SCHEMAS {
@@ -274,6 +282,9 @@ fn sessions(c: &mut Criterion) {
                 draft.push(token);
             }
             let at = format!("{}/{}", vocab.name, schema.name);
+            group.bench_function(BenchmarkId::new("write_mask", &at), |b| {
+                b.iter(|| session.write_mask(black_box(&mut mask)).unwrap())
+            });
             for n in [1, 8].into_iter().filter(|&n| n <= draft.len()) {
                 let mut ahead = session.fork();
                 ahead.advance_many(&draft[..n]).expect("draft");
@@ -293,17 +304,19 @@ fn sessions(c: &mut Criterion) {
         }
     }
     // Batch fills: sessions at every prefix of the open object's instance, cycled to the batch.
-    let vocab = &vocabs[0];
-    let bound = compiler(BindPolicy::Lazy).compile_json_schema(OPEN_OBJECT).unwrap().bind(&vocab.compiled).unwrap();
     let text = r#"{"name": "Ada Lovelace", "age": 36, "tags": ["math", "engines"]}"#;
-    let prefixes: Vec<Session> = (1..text.len()).map(|n| session_at(&bound, vocab, &text[..n])).collect();
-    for size in [1, 16, 64, 256] {
-        let batch: Vec<&Session> = prefixes.iter().cycle().take(size).collect();
-        let mut out = vec![0u32; size * bound.mask_word_count()];
-        for threads in [1, 2] {
-            group.bench_function(BenchmarkId::new(format!("fill_masks-{threads}-threads"), size), |b| {
-                b.iter(|| maskforge_core::fill_masks(black_box(&batch), &mut out, threads).unwrap())
-            });
+    for vocab in &vocabs {
+        let bound = compiler(BindPolicy::Lazy).compile_json_schema(OPEN_OBJECT).unwrap().bind(&vocab.compiled).unwrap();
+        let prefixes: Vec<Session> = (1..text.len()).map(|n| session_at(&bound, vocab, &text[..n])).collect();
+        for size in [1, 16, 64, 256] {
+            let batch: Vec<&Session> = prefixes.iter().cycle().take(size).collect();
+            let mut out = vec![0u32; size * bound.mask_word_count()];
+            for threads in [1, 2] {
+                let id = BenchmarkId::new(format!("fill_masks-{threads}-threads"), format!("{}/{size}", vocab.name));
+                group.bench_function(id, |b| {
+                    b.iter(|| maskforge_core::fill_masks(black_box(&batch), &mut out, threads).unwrap())
+                });
+            }
         }
     }
     group.finish();
