@@ -1,7 +1,8 @@
 //! Batches: many sessions' masks written at once, split across threads when the batch's work is
 //! large enough to pay for them.
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -10,7 +11,7 @@ use crate::session::Session;
 use crate::vocabulary::TokenId;
 
 /// Work below which another thread costs more than it saves: starting and joining one takes
-/// tens of microseconds, while a mask row costs from under a microsecond (a copied DFA row) to
+/// tens of microseconds (about 55 on a 2-core virtual machine), while a mask row costs from under a microsecond (a copied DFA row) to
 /// hundreds (a structured mask over a large vocabulary).
 const MIN_WORK_PER_THREAD: Duration = Duration::from_micros(200);
 
@@ -116,9 +117,10 @@ pub fn rollback_batch(sessions: &mut [&mut Session], counts: &[usize]) -> Result
 }
 
 /// Runs `write` on each `(items[i], rows[i])`, the first pair on this thread and timed, the rest
-/// split across up to `threads` scoped threads (0: the machine's cores) when the first pair's
-/// time says the work pays for them. Stops at the first error (pairs on other threads may have
-/// been written by then). The thread policy of [`fill_masks`], for callers with rows of their own.
+/// shared out to up to `threads` threads (0: the machine's cores), this one among them, when the
+/// first pair's time says the work pays for them. Stops at the first error (pairs on other
+/// threads may have been written by then). The thread policy of [`fill_masks`], for callers with
+/// rows of their own.
 pub fn fill_rows<T: Sync, R: Send>(
     items: &[T],
     rows: &mut [R],
@@ -136,19 +138,30 @@ pub fn fill_rows<T: Sync, R: Send>(
     if threads <= 1 || items.len() < 2 {
         return items.iter().zip(rows.iter_mut()).try_for_each(|(item, row)| write(item, row));
     }
-    let per_thread = items.len().div_ceil(threads);
-    let write = &write;
+    // Pairs are handed out one at a time rather than in fixed chunks: masks of one batch differ
+    // in cost by two orders of magnitude (a copied row, a trie walk), so equal chunks leave one
+    // thread waiting for the other. The calling thread takes pairs too, which saves a thread
+    // start (tens of microseconds) per batch.
+    let pairs = Mutex::new(items.iter().zip(rows.iter_mut()));
+    let failed = AtomicBool::new(false);
+    let drain = || -> Result<()> {
+        while !failed.load(Ordering::Relaxed) {
+            let next = pairs.lock().unwrap_or_else(PoisonError::into_inner).next();
+            let Some((item, row)) = next else { break };
+            if let Err(error) = write(item, row) {
+                failed.store(true, Ordering::Relaxed);
+                return Err(error);
+            }
+        }
+        Ok(())
+    };
     thread::scope(|scope| {
-        let workers: Vec<_> = items
-            .chunks(per_thread)
-            .zip(rows.chunks_mut(per_thread))
-            .map(|(chunk, chunk_rows)| {
-                scope.spawn(move || chunk.iter().zip(chunk_rows.iter_mut()).try_for_each(|(i, r)| write(i, r)))
-            })
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(&drain)).collect();
+        let mine = drain();
+        let theirs: Vec<Result<()>> = helpers
+            .into_iter()
+            .map(|helper| helper.join().unwrap_or_else(|payload| std::panic::resume_unwind(payload)))
             .collect();
-        workers.into_iter().try_for_each(|worker| match worker.join() {
-            Ok(result) => result,
-            Err(payload) => std::panic::resume_unwind(payload),
-        })
+        theirs.into_iter().fold(mine, Result::and)
     })
 }
