@@ -210,18 +210,43 @@ class CountingForward:
 
 
 @pytest.mark.parametrize(
-    "options",
-    [{"num_beams": 2}, {"assistant_model": object()}, {"prompt_lookup_num_tokens": 3}, {"penalty_alpha": 0.6},
-     {"num_return_sequences": 2}],
+    "options, error",
+    [({"penalty_alpha": 0.6}, maskforge.UnsupportedGenerationModeError),
+     ({"num_return_sequences": 2}, maskforge.InvalidArgumentError),  # greedy has one sequence a prompt
+     ({"num_beams": 2, "num_return_sequences": 3}, maskforge.InvalidArgumentError),
+     ({"num_beams": 0}, maskforge.InvalidArgumentError),
+     ({"num_beams": 2.0}, maskforge.InvalidArgumentError),
+     ({"assistant_model": object()}, maskforge.ArgumentTypeError),
+     ({"prompt_lookup_num_tokens": 0}, maskforge.InvalidArgumentError),
+     ({"prompt_lookup_num_tokens": 3, "num_beams": 2}, maskforge.InvalidArgumentError)],
 )
-def test_unsupported_generation_modes_are_rejected_before_any_work(adapter, options):
+def test_unsupported_generation_modes_are_rejected_before_any_work(adapter, options, error):
     counter = CountingForward(adapter.model)
     try:
-        with pytest.raises(maskforge.UnsupportedGenerationModeError):
+        with pytest.raises(error):
             maskforge.Generator(adapter, Pet)("x", max_new_tokens=8, **options)
     finally:
         counter.handle.remove()
     assert counter.calls == 0
+
+
+def test_beams_and_returned_sequences(adapter):
+    generate = maskforge.Generator(adapter, Pet, max_json_whitespace=1)
+    best = generate("My pet:", max_new_tokens=64, num_beams=3)
+    assert isinstance(best, Pet)
+    values = generate(["My pet:", "Lily"], max_new_tokens=64, num_beams=3, num_return_sequences=3)
+    assert [len(group) for group in values] == [3, 3]
+    assert values[0][0] == best  # the best beam comes first
+    sampled = generate("My pet:", max_new_tokens=64, do_sample=True, num_return_sequences=2, seed=5)
+    assert sampled == generate("My pet:", max_new_tokens=64, do_sample=True, num_return_sequences=2, seed=5)
+
+
+def test_drafted_decoding_gives_the_greedy_values(adapter):
+    generate = maskforge.Generator(adapter, Pet, max_json_whitespace=1)
+    prompts = ["My pet:", "Lily"]
+    greedy = generate(prompts, max_new_tokens=64)
+    assert generate(prompts, max_new_tokens=64, prompt_lookup_num_tokens=3) == greedy
+    assert generate(prompts, max_new_tokens=64, assistant_model=copy.deepcopy(adapter.model)) == greedy
 
 
 @pytest.mark.parametrize(
@@ -363,20 +388,3 @@ def test_logits_processor_matches_the_generator(adapter, stories):
     text = adapter.token_text(new_tokens).decode("utf-8")
     assert Pet.model_validate_json(text) == maskforge.Generator(adapter, Pet, max_json_whitespace=1)(
         "My pet:", max_new_tokens=64)
-
-
-def test_logits_processor_refuses_beam_search_and_reuse(adapter, stories):
-    model, tokenizer = stories
-    inputs = tokenizer("My pet:", return_tensors="pt")
-    with pytest.raises(maskforge.UnsupportedGenerationModeError):
-        model.generate(**inputs, logits_processor=[maskforge.LogitsProcessor(adapter, Pet)], num_beams=2,
-                       max_new_tokens=8, do_sample=False, pad_token_id=adapter.pad_token_id)
-    processor = maskforge.LogitsProcessor(adapter, Pet)
-    model.generate(**inputs, logits_processor=[processor], max_new_tokens=4, do_sample=False,
-                   pad_token_id=adapter.pad_token_id)
-    with pytest.raises(maskforge.UnsupportedGenerationModeError):
-        model.generate(**inputs, logits_processor=[processor], max_new_tokens=4, do_sample=False,
-                       pad_token_id=adapter.pad_token_id)
-    processor.reset()
-    model.generate(**inputs, logits_processor=[processor], max_new_tokens=4, do_sample=False,
-                   pad_token_id=adapter.pad_token_id)

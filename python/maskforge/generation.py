@@ -23,7 +23,7 @@ from .errors import (
     InvalidArgumentError,
     UnsupportedGenerationModeError,
 )
-from .hf import TransformersModel
+from .hf import LogitsProcessor, TransformersModel
 from .targets import Target, resolve_target
 
 __all__ = ["Generator", "SamplingOptions"]
@@ -31,22 +31,21 @@ __all__ = ["Generator", "SamplingOptions"]
 _DEFAULT_MAX_NEW_TOKENS = 256
 _UNSET: Any = object()
 
-# Modes that reorder, rewind or fork rows: a session per row cannot follow them.
+# Contrastive search now lives in a Hub `custom_generate` repository, which cannot load offline.
 _REJECTED_MODES = {
-    "num_beams": lambda value: value is not None and value > 1,
-    "num_return_sequences": lambda value: value is not None and value > 1,
-    "assistant_model": lambda value: value is not None,
-    "prompt_lookup_num_tokens": lambda value: value is not None,
     "penalty_alpha": lambda value: value is not None and value > 0,
 }
 
 
 @dataclass(frozen=True)
 class SamplingOptions:
-    """How a token is chosen among the allowed ones. Greedy unless ``do_sample``.
+    """How tokens are chosen among the allowed ones. Greedy unless ``do_sample``.
 
     With ``seed``, row ``i`` of a batch draws from its own generator seeded ``seed + i``, so the
-    same call gives the same values whatever the other rows do.
+    same call gives the same values whatever the other rows do. ``num_beams``,
+    ``num_return_sequences``, ``assistant_model`` and ``prompt_lookup_num_tokens`` hand the
+    decoding to ``model.generate`` with a :class:`maskforge.LogitsProcessor`; ``seed`` then
+    seeds the whole call.
     """
 
     do_sample: bool = False
@@ -54,16 +53,21 @@ class SamplingOptions:
     top_k: int = 0
     top_p: float = 1.0
     seed: Optional[int] = None
+    num_beams: int = 1
+    num_return_sequences: int = 1
+    assistant_model: Any = None
+    prompt_lookup_num_tokens: Optional[int] = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Dict[str, Any]) -> "SamplingOptions":
         for name, rejected in _REJECTED_MODES.items():
             if name in kwargs and rejected(kwargs[name]):
                 raise UnsupportedGenerationModeError(
-                    f"{name}={kwargs[name]!r} is not supported: constrained decoding keeps one session per row and "
-                    "needs each row to grow by one chosen token per step (greedy search or sampling)"
+                    f"{name}={kwargs[name]!r} (contrastive search) is not supported: transformers serves it from a "
+                    "Hub repository (custom_generate) that cannot be loaded offline"
                 )
-        known = {"do_sample", "temperature", "top_k", "top_p", "seed"}
+        known = {"do_sample", "temperature", "top_k", "top_p", "seed", "num_beams", "num_return_sequences",
+                 "assistant_model", "prompt_lookup_num_tokens"}
         unknown = sorted(set(kwargs) - known - set(_REJECTED_MODES))
         if unknown:
             raise InvalidArgumentError(
@@ -72,6 +76,12 @@ class SamplingOptions:
         options = cls(**{name: kwargs[name] for name in known if name in kwargs and kwargs[name] is not None})
         options._check()
         return options
+
+    @property
+    def uses_generate(self) -> bool:
+        """Whether ``model.generate`` decodes (beams, several sequences a prompt, or drafts)."""
+        return (self.num_beams > 1 or self.num_return_sequences > 1 or self.assistant_model is not None
+                or self.prompt_lookup_num_tokens is not None)
 
     def _check(self) -> None:
         if not isinstance(self.do_sample, bool):
@@ -84,6 +94,29 @@ class SamplingOptions:
             raise InvalidArgumentError(f"top_p must be in (0, 1], got {self.top_p!r}")
         if self.seed is not None and not _is_int(self.seed):
             raise ArgumentTypeError(f"seed must be an int, got {type(self.seed).__name__}")
+        for name in ("num_beams", "num_return_sequences"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 1:
+                raise InvalidArgumentError(f"{name} must be a positive int, got {value!r}")
+        if not self.do_sample and self.num_return_sequences > self.num_beams:
+            raise InvalidArgumentError(
+                f"num_return_sequences={self.num_return_sequences} needs as many beams (num_beams) or do_sample=True: "
+                "greedy search has one sequence a prompt"
+            )
+        drafts = self.assistant_model is not None or self.prompt_lookup_num_tokens is not None
+        if self.assistant_model is not None and self.prompt_lookup_num_tokens is not None:
+            raise InvalidArgumentError("give assistant_model or prompt_lookup_num_tokens, not both")
+        if self.assistant_model is not None and not callable(getattr(self.assistant_model, "generate", None)):
+            raise ArgumentTypeError(
+                f"assistant_model must be a transformers model, got {type(self.assistant_model).__name__}"
+            )
+        if self.prompt_lookup_num_tokens is not None and (not _is_int(self.prompt_lookup_num_tokens)
+                                                          or self.prompt_lookup_num_tokens < 1):
+            raise InvalidArgumentError(
+                f"prompt_lookup_num_tokens must be a positive int, got {self.prompt_lookup_num_tokens!r}"
+            )
+        if drafts and (self.num_beams > 1 or self.num_return_sequences > 1):
+            raise InvalidArgumentError("assisted and prompt-lookup decoding run with one beam and one sequence a prompt")
 
 
 class Generator:
@@ -140,8 +173,14 @@ class Generator:
         if max_json_whitespace is _UNSET:
             max_json_whitespace = self.max_json_whitespace
         bound = self.bound_schema(max_json_whitespace)
-        rows = _decode(self.adapter, bound, prompts, max_new_tokens, sampling, self._model_takes)
+        if sampling.uses_generate:
+            rows = _decode_with_generate(self.adapter, bound, prompts, max_new_tokens, sampling)
+        else:
+            rows = _decode(self.adapter, bound, prompts, max_new_tokens, sampling, self._model_takes)
         values = self._results(rows)
+        per_prompt = sampling.num_return_sequences
+        if per_prompt > 1:
+            values = [values[i:i + per_prompt] for i in range(0, len(values), per_prompt)]
         return values if not isinstance(prompt, str) else values[0]
 
     generate = __call__
@@ -191,16 +230,8 @@ def _decode(adapter: TransformersModel, bound: BoundSchema, prompts: List[str], 
 
     from .tensors import apply_token_bitmask_inplace, fill_masks
 
-    encoded = [adapter.encode(prompt) for prompt in prompts]
-    batch, width = len(encoded), max(len(ids) for ids in encoded)
-    if width == 0:
-        raise InvalidArgumentError("a prompt encodes to no tokens; give the model at least one token to start from")
-    input_ids = torch.full((batch, width), adapter.pad_token_id, dtype=torch.long)
-    attention_mask = torch.zeros((batch, width), dtype=torch.long)
-    for row, ids in enumerate(encoded):
-        if ids:
-            input_ids[row, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
-            attention_mask[row, width - len(ids):] = 1
+    input_ids, attention_mask = _left_padded(adapter, prompts)
+    batch = input_ids.shape[0]
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
 
     rows = [_Row(bound.start_session(), []) for _ in range(batch)]
@@ -240,6 +271,65 @@ def _decode(adapter: TransformersModel, bound: BoundSchema, prompts: List[str], 
             step_input = torch.tensor(next_tokens, dtype=torch.long).unsqueeze(-1)
             attention_mask = torch.cat([attention_mask, torch.ones((batch, 1), dtype=torch.long)], dim=-1)
             position_ids = torch.cat([position_ids, position_ids[:, -1:] + 1], dim=-1)
+    return rows
+
+
+def _left_padded(adapter: TransformersModel, prompts: List[str]) -> Any:
+    """The prompts' token ids left-padded into one batch, and the attention mask over them."""
+    import torch
+
+    encoded = [adapter.encode(prompt) for prompt in prompts]
+    batch, width = len(encoded), max(len(ids) for ids in encoded)
+    if width == 0:
+        raise InvalidArgumentError("a prompt encodes to no tokens; give the model at least one token to start from")
+    input_ids = torch.full((batch, width), adapter.pad_token_id, dtype=torch.long)
+    attention_mask = torch.zeros((batch, width), dtype=torch.long)
+    for row, ids in enumerate(encoded):
+        if ids:
+            input_ids[row, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
+            attention_mask[row, width - len(ids):] = 1
+    return input_ids, attention_mask
+
+
+def _decode_with_generate(adapter: TransformersModel, bound: BoundSchema, prompts: List[str], max_new_tokens: int,
+                          sampling: SamplingOptions) -> List[_Row]:
+    """Beams, several sequences a prompt, or drafted tokens: ``model.generate`` decodes, masked by a
+    :class:`LogitsProcessor`; each returned sequence is replayed into a fresh session, which says
+    whether it completed. Rows come prompt by prompt, ``num_return_sequences`` each, best first."""
+    import torch
+
+    options: Dict[str, Any] = {"max_new_tokens": max_new_tokens, "pad_token_id": adapter.pad_token_id,
+                               "eos_token_id": list(adapter.eos_token_ids), "do_sample": sampling.do_sample,
+                               "num_beams": sampling.num_beams,
+                               "num_return_sequences": sampling.num_return_sequences}
+    if sampling.do_sample:
+        options.update(temperature=sampling.temperature, top_k=sampling.top_k, top_p=sampling.top_p)
+    if sampling.assistant_model is not None:
+        options["assistant_model"] = sampling.assistant_model
+    if sampling.prompt_lookup_num_tokens is not None:
+        options["prompt_lookup_num_tokens"] = sampling.prompt_lookup_num_tokens
+    # transformers drafts for one row at a time: a batch of prompts is decoded prompt by prompt.
+    drafts = sampling.assistant_model is not None or sampling.prompt_lookup_num_tokens is not None
+    groups = [[prompt] for prompt in prompts] if drafts else [prompts]
+    processor = LogitsProcessor.over(adapter, bound)
+    rows: List[_Row] = []
+    with torch.inference_mode(), torch.random.fork_rng(devices=[]):
+        if sampling.seed is not None:
+            torch.manual_seed(sampling.seed)
+        for group in groups:
+            input_ids, attention_mask = _left_padded(adapter, group)
+            output = adapter.model.generate(input_ids=input_ids, attention_mask=attention_mask,
+                                            logits_processor=[processor], **options)
+            for sequence in output[:, input_ids.shape[1]:].tolist():
+                session = bound.start_session()
+                tokens: List[int] = []
+                for token in sequence:
+                    session.advance(token)
+                    if session.is_finished():
+                        break
+                    tokens.append(token)
+                rows.append(_Row(session, tokens))
+            processor.reset()
     return rows
 
 

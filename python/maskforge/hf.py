@@ -15,7 +15,7 @@ import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._native import BoundSchema, Compiler, Vocabulary
-from .errors import InvalidArgumentError, UnsupportedGenerationModeError
+from .errors import InvalidArgumentError, TokenRejectedError, UnsupportedGenerationModeError
 from .targets import Target, resolve_target
 
 __all__ = ["TransformersModel", "from_transformers", "LogitsProcessor"]
@@ -129,35 +129,74 @@ def _eos_token_ids(model: Any, tokenizer: Any) -> List[int]:
     return ids
 
 
+class _Node:
+    """A token sequence the processor has seen: its children by next token, and the session
+    that has committed exactly its generated tokens (``None`` once pruned; rebuilt on demand)."""
+
+    __slots__ = ("children", "session", "refused", "used")
+
+    def __init__(self, session: Any = None, refused: bool = False) -> None:
+        self.children: Dict[int, "_Node"] = {}
+        self.session = session
+        self.refused = refused  # the schema refuses this sequence's last token, so every extension
+        self.used = 0
+
+
 class LogitsProcessor:
     """A transformers logits processor that masks ``model.generate`` to a schema or type.
 
     ``LogitsProcessor(adapter, target, max_json_whitespace=..., format_assertion=...,
-    property_order=..., registry=...)``; pass it in ``logits_processor=[...]``. It keeps one session per batch
-    row and requires every call to extend each row of the previous call by exactly one token
-    (greedy search and sampling); beam search, assisted or speculative decoding reorder or
-    rewind rows and raise ``UnsupportedGenerationModeError``. Use one processor per
-    ``generate`` call, or call :meth:`reset` between calls.
+    property_order=..., registry=...)``; pass it in ``logits_processor=[...]``. It works with
+    every decoding strategy ``generate`` offers for decoder-only models: greedy search,
+    sampling, beam search (``num_beams``, with or without ``do_sample``),
+    ``num_return_sequences``, assisted generation (``assistant_model``, which calls this
+    processor for its drafts too) and prompt-lookup decoding (``prompt_lookup_num_tokens``).
+
+    It keys sessions by the token sequence of each row rather than by row index: a row whose
+    sequence was seen before gets that sequence's session; a row that extends a seen sequence
+    starts from the deepest seen prefix (forked, so both stay valid) and advances the new
+    tokens. Beams that swap rows, drafts that are rolled back and rows that share a past all
+    get exactly the masks of a session that committed their tokens. A row the processor has
+    neither seen nor seen the parent of is a new prompt (the first call of a ``generate``), so
+    one processor can serve several ``generate`` calls in turn; :meth:`reset` drops what it
+    has kept. A row whose generated tokens the schema refuses (a draft token that the
+    verification step then discards) is left unmasked.
+
+    Calls are not thread-safe: use one processor per concurrent ``generate`` call.
     """
+
+    # Sessions kept for seen sequences, beyond which the least recently used are dropped (a
+    # dropped session is rebuilt from its nearest kept prefix when needed again).
+    _MAX_KEPT_SESSIONS = 4096
 
     def __init__(self, adapter: TransformersModel, target: Any, **policies: Any) -> None:
         if not isinstance(adapter, TransformersModel):
             raise InvalidArgumentError("the first argument must come from maskforge.from_transformers(model, tokenizer)")
         self.adapter = adapter
-        self.target: Target = resolve_target(target)
+        self.target: Optional[Target] = resolve_target(target)
         self.bound = adapter.bind(self.target, **policies)
         self.reset()
 
+    @classmethod
+    def over(cls, adapter: TransformersModel, bound: BoundSchema) -> "LogitsProcessor":
+        """A processor masking to an already bound schema (bound to ``adapter.vocabulary``)."""
+        processor = cls.__new__(cls)
+        processor.adapter, processor.target, processor.bound = adapter, None, bound
+        processor.reset()
+        return processor
+
     def reset(self) -> None:
-        """Forgets the rows of the previous ``generate`` call."""
-        self._sessions: Optional[list] = None
-        self._previous: Any = None
-        self._masks: Any = None
+        """Forgets every sequence seen so far."""
+        self._prompts: Dict[Tuple[int, ...], _Node] = {}
+        self._prompt_lengths: List[int] = []
+        self._rows: List[Optional[Any]] = []
+        self._kept: Dict[int, _Node] = {}
+        self._calls = 0
 
     @property
     def sessions(self) -> list:
-        """The session of each batch row (empty before the first call)."""
-        return list(self._sessions or [])
+        """The session of each row of the last call (``None`` for a row the schema refuses)."""
+        return list(self._rows)
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
@@ -166,24 +205,85 @@ class LogitsProcessor:
 
         if scores.device.type != "cpu":
             raise UnsupportedGenerationModeError(f"scores on {scores.device}: the logits processor runs on the CPU")
-        batch, length = input_ids.shape
-        if self._sessions is None:
-            self._sessions = [self.bound.start_session() for _ in range(batch)]
-            self._masks = torch.empty((batch, self.bound.mask_word_count), dtype=torch.int32)
-        else:
-            previous = self._previous
-            if batch != previous.shape[0] or length != previous.shape[1] + 1 or \
-                    not torch.equal(input_ids[:, :-1], previous):
-                raise UnsupportedGenerationModeError(
-                    "each call must extend every row of the previous one by exactly one token (greedy search or "
-                    "sampling); beam search and assisted or speculative decoding are not supported. Use a new "
-                    "LogitsProcessor (or reset()) for each generate call."
-                )
-            for session, token in zip(self._sessions, input_ids[:, -1].tolist()):
-                # A finished row is extended with padding by `generate`; its session stays finished.
-                if not session.is_finished():
-                    session.advance(token)
-        self._previous = input_ids.detach().clone()
-        fill_masks(self._sessions, self._masks)
-        apply_token_bitmask_inplace(scores, self._masks)
+        self._calls += 1
+        rows = [self._session_of(row) for row in input_ids.tolist()]
+        self._rows = rows
+        self._prune()
+        if any(session is not None for session in rows):
+            masks = torch.empty((len(rows), self.bound.mask_word_count), dtype=torch.int32)
+            fill_masks(rows, masks)
+            # A new tensor, as transformers' own processors return: prompt lookup passes one
+            # logits tensor to several calls and reads each result.
+            scores = scores.clone()
+            apply_token_bitmask_inplace(scores, masks)
         return scores
+
+    def _session_of(self, row: List[int]) -> Optional[Any]:
+        """The session that has committed ``row``'s generated tokens, or ``None`` if refused."""
+        located = self._locate(row)
+        if located is None:  # a new prompt
+            node = self._prompts[tuple(row)] = _Node(self.bound.start_session())
+            if len(row) not in self._prompt_lengths:
+                self._prompt_lengths.append(len(row))
+                self._prompt_lengths.sort(reverse=True)
+            return node.session
+        root, generated = located
+        # The deepest prefix with a session; the path below it is created as it is walked.
+        base, base_depth, node = root, 0, root
+        for depth, token in enumerate(generated, 1):
+            child = node.children.get(token)
+            if child is None:
+                child = node.children[token] = _Node()
+            node = child
+            if node.refused:
+                return None
+            if node.session is not None:
+                base, base_depth = node, depth
+        if base is node:
+            return self._touch(node)
+        session = base.session.fork()
+        walk = base
+        for token in generated[base_depth:]:
+            walk = walk.children[token]
+            if session.is_finished():
+                continue  # `generate` pads a finished row; its session stays finished
+            try:
+                session.advance(token)
+            except TokenRejectedError:
+                walk.refused = True
+                return None
+        node.session = session
+        return self._touch(node)
+
+    def _locate(self, row: List[int]) -> Optional[Tuple[_Node, List[int]]]:
+        """The prompt ``row`` continues and its generated tokens, when ``row`` or its parent
+        (``row`` less its last token) has been seen; ``None`` for a new prompt."""
+        for length in self._prompt_lengths:
+            if length > len(row):
+                continue
+            root = self._prompts.get(tuple(row[:length]))
+            if root is None:
+                continue
+            generated = row[length:]
+            node = root
+            for token in generated[:-1]:
+                node = node.children.get(token)
+                if node is None:
+                    break
+            else:
+                return root, generated
+        return None
+
+    def _touch(self, node: _Node) -> Any:
+        node.used = self._calls
+        self._kept[id(node)] = node
+        return node.session
+
+    def _prune(self) -> None:
+        if len(self._kept) <= self._MAX_KEPT_SESSIONS:
+            return
+        by_age = sorted(self._kept.values(), key=lambda node: node.used)
+        for node in by_age[: len(by_age) // 2]:
+            if node.used < self._calls:
+                node.session = None
+                del self._kept[id(node)]
