@@ -181,7 +181,11 @@ def test_forced_bytes_follow_the_schema(gpt2_vocabulary):
     }
     compiler = maskforge.Compiler(max_json_whitespace=0)
     session = compiler.compile(closed).bind(gpt2_vocabulary).start_session()
-    assert session.forced_bytes() == b'{"'  # the only key's quote; escapes may spell the key
+    # The only key is forced whole: an escape (`\u006f`) would only spell the same key.
+    assert session.forced_bytes() == b'{"ok":'
+    two_keys = {**closed, "properties": {"ok": {}, "on": {}}, "required": ["ok", "on"]}
+    open_object = compiler.compile(two_keys).bind(gpt2_vocabulary)
+    assert open_object.start_session().forced_bytes() == b'{"o'  # then `k` or `n`
     for piece in (b'{"ok', b'":t'):
         for byte in piece:
             session.advance(next(t for t in range(256) if gpt2_vocabulary.token_bytes(t) == bytes([byte])))

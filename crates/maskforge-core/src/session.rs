@@ -324,11 +324,13 @@ impl Session {
         self.clone()
     }
 
-    /// The longest byte string every accepted continuation starts with: the text the schema
-    /// forces next, such as `":` and a value's opening quote after a key, or `rue` after `t`.
-    /// JSON strings admit escapes, so a key is forced only up to its opening quote (`\u0064`
-    /// spells `d` too); whitespace, where allowed, is a choice as well. Empty when the session
-    /// accepts now (EOS is a continuation) or is finished. At most [`MAX_FORCED_BYTES`].
+    /// The longest text every accepted continuation starts with: what the schema forces next,
+    /// such as `":` and a value's opening quote after a key, `rue` after `t`, or a whole key
+    /// where the object's next key is determined. An escape that spells the same character as a
+    /// plain one (`\u0064` for `d`) is another spelling, not a choice, so the plain character is
+    /// forced: appending this text never loses a value. Whitespace, where allowed, is a choice.
+    /// Empty when the session accepts now (EOS is a continuation) or is finished. At most
+    /// [`MAX_FORCED_BYTES`].
     pub fn forced_bytes(&self) -> Vec<u8> {
         let mut forced = Vec::new();
         if self.finished {
@@ -337,13 +339,17 @@ impl Session {
         let mut position = self.position.clone();
         while forced.len() < MAX_FORCED_BYTES && !position.is_accepting() {
             let mut live = (0..=255u8).filter_map(|b| position.after_byte(b).map(|next| (b, next)));
-            match (live.next(), live.next()) {
-                (Some((b, next)), None) => {
-                    forced.push(b);
-                    position = next;
-                }
+            let next = match (live.next(), live.next(), live.next()) {
+                (Some((b, next)), None, _) => (b, next),
+                (Some((a, after_a)), Some((b, after_b)), None) => match (a, b) {
+                    (b'\\', c) if escapes_only_spell(&after_a, c) => (c, after_b),
+                    (c, b'\\') if escapes_only_spell(&after_b, c) => (c, after_a),
+                    _ => break,
+                },
                 _ => break,
-            }
+            };
+            forced.push(next.0);
+            position = next.1;
         }
         forced
     }
@@ -517,4 +523,39 @@ impl Position {
             Position::Structured { masks, matcher } => matcher.is_accepting(&masks.program.graph),
         }
     }
+}
+
+/// Whether every live continuation of `after_backslash` (a position just after a string's `\`)
+/// spells the printable ASCII character `c`: `\/` for `/`, or `\u00XY` with the code's hex
+/// digits in either case. Then `\` is not a choice beside a plain `c`.
+fn escapes_only_spell(after_backslash: &Position, c: u8) -> bool {
+    if !(0x20..0x7f).contains(&c) || c == b'"' || c == b'\\' {
+        return false;
+    }
+    let hex = |digit: u8| -> Vec<u8> {
+        let lower = b"0123456789abcdef"[usize::from(digit)];
+        if lower.is_ascii_alphabetic() {
+            vec![lower, lower.to_ascii_uppercase()]
+        } else {
+            vec![lower]
+        }
+    };
+    // The bytes each spelling may take at each place after the backslash.
+    let mut spellings: Vec<Vec<Vec<u8>>> = vec![vec![vec![b'u'], vec![b'0'], vec![b'0'], hex(c >> 4), hex(c & 15)]];
+    if c == b'/' {
+        spellings.push(vec![vec![b'/']]);
+    }
+    fn walk(position: &Position, depth: usize, spellings: &[&Vec<Vec<u8>>]) -> bool {
+        if spellings.iter().any(|s| s.len() == depth) {
+            return true; // the character is spelled; what follows is the plain path's too
+        }
+        (0..=255u8).all(|b| match position.after_byte(b) {
+            None => true,
+            Some(next) => {
+                let matching: Vec<_> = spellings.iter().copied().filter(|s| s[depth].contains(&b)).collect();
+                !matching.is_empty() && walk(&next, depth + 1, &matching)
+            }
+        })
+    }
+    walk(after_backslash, 0, &spellings.iter().collect::<Vec<_>>())
 }

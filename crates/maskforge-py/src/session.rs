@@ -132,9 +132,9 @@ impl PySession {
         self.fork(py)
     }
 
-    /// The longest byte string every accepted continuation starts with (structure and literals
-    /// the schema forces next; a key only up to its opening quote, as escapes may spell it);
-    /// empty when the session accepts or is finished.
+    /// The longest text every accepted continuation starts with (structure, literals and keys
+    /// the schema forces next; an escape spelling the same character is not a choice); empty
+    /// when the session accepts or is finished.
     fn forced_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
         let forced = self.with_session(py, |session| Ok(session.forced_bytes()))?;
         Ok(pyo3::types::PyBytes::new(py, &forced))
