@@ -32,6 +32,7 @@ from ._native import (
     rollback_batch,
 )
 from .errors import *  # noqa: F401,F403  (the exception hierarchy; its names are errors.__all__)
+from .forcing import TokenSplitter, forced_tokens
 from .generation import Generator
 from .hf import LogitsProcessor, TransformersModel, from_transformers
 from .tensors import allocate_token_bitmask, apply_token_bitmask_inplace
@@ -46,6 +47,8 @@ __all__ = [
     "fill_masks",
     "advance_batch",
     "rollback_batch",
+    "forced_tokens",
+    "TokenSplitter",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",
     "from_transformers",

@@ -39,6 +39,7 @@ class TransformersModel:
         self.eos_token_ids: Tuple[int, ...] = vocabulary.eos_token_ids
         self.pad_token_id = pad_token_id
         self._compilers: Dict[CompilerKey, Compiler] = {}
+        self._splitter: Any = None
         self._lock = threading.Lock()
 
     def bind(self, target: Any, *, max_json_whitespace: Optional[int] = None, format_assertion: bool = True,
@@ -61,6 +62,20 @@ class TransformersModel:
                     compiler = self._compilers[key] = Compiler(**options)
         # Compiler caches are thread-safe; the compile and the bind run outside the lock.
         return compiler.compile(target.schema_json).bind(self.vocabulary)
+
+    def forced_tokens(self, session: Any, generated: Sequence[int]) -> List[int]:
+        """The tokens the tokenizer would produce for ``session``'s forced text after the
+        ``generated`` tokens (see :mod:`maskforge.forcing`); empty when none can be appended
+        exactly. The splitter behind it is built on first use and shared by threads."""
+        splitter = self._splitter
+        if splitter is None:
+            from .forcing import TokenSplitter
+
+            with self._lock:
+                if self._splitter is None:
+                    self._splitter = TokenSplitter(self.tokenizer, self.vocabulary)
+                splitter = self._splitter
+        return splitter.forced_tokens(session, generated)
 
     def encode(self, prompt: str) -> List[int]:
         """The prompt's token ids, as the tokenizer encodes it alone (special tokens included)."""
