@@ -21,6 +21,7 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("pydantic")
 pytest.importorskip("jsonschema")
 
+import jsonschema  # noqa: E402
 import maskforge  # noqa: E402
 from conftest import DATA_DIR, load_integration_script  # noqa: E402
 from pydantic import BaseModel, ConfigDict  # noqa: E402
@@ -386,5 +387,41 @@ def test_logits_processor_matches_the_generator(adapter, stories):
     # generate stops at EOS without calling the processor again: the session is left accepting.
     assert new_tokens[-1] in adapter.eos_token_ids and processor.sessions[0].is_accepting()
     text = adapter.token_text(new_tokens).decode("utf-8")
-    assert Pet.model_validate_json(text) == maskforge.Generator(adapter, Pet, max_json_whitespace=1)(
-        "My pet:", max_new_tokens=64)
+    assert Pet.model_validate_json(text) == maskforge.Generator(adapter, Pet, max_json_whitespace=1,
+                                                                fast_forward=False)("My pet:", max_new_tokens=64)
+
+
+LONG_KEYS = {
+    "type": "object",
+    "properties": {"customer_full_name": {"type": "string", "maxLength": 16},
+                   "customer_is_subscribed_to_newsletter": {"type": "boolean"},
+                   "preferred_contact_channel": {"enum": ["email", "telephone"]}},
+    "required": ["customer_full_name", "customer_is_subscribed_to_newsletter", "preferred_contact_channel"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("property_order", ["any", "declared"])
+def test_fast_forward_saves_forward_passes_and_stays_valid(adapter, property_order):
+    generate = maskforge.Generator(adapter, LONG_KEYS, max_json_whitespace=0, property_order=property_order)
+    slow = generate(PROMPTS, max_new_tokens=160, fast_forward=False)
+    slow_stats = generate.last_stats
+    fast = generate(PROMPTS, max_new_tokens=160)
+    fast_stats = generate.last_stats
+    for value in slow + fast:
+        jsonschema.validate(value, LONG_KEYS)
+    assert slow_stats.forced_tokens == 0 and fast_stats.forced_tokens > 0
+    assert fast_stats.forward_passes < slow_stats.forward_passes
+    # Rows fast-forward different lengths in one batch: each row's value is its own prompt's.
+    assert [generate(prompt, max_new_tokens=160) for prompt in PROMPTS] == fast
+
+
+def test_fast_forward_appends_the_tokenizers_own_tokens(adapter, stories):
+    _, tokenizer = stories
+    generate = maskforge.Generator(adapter, LONG_KEYS, max_json_whitespace=0, property_order="declared")
+    value = generate("My pet:", max_new_tokens=160)
+    # With declared order every key is forced: the text the model wrote is the tokenizer's.
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    assert generate.last_stats.forced_tokens >= len(tokenizer(
+        '"customer_is_subscribed_to_newsletter"', add_special_tokens=False)["input_ids"]) - 2
+    assert text.startswith('{"customer_full_name":"')

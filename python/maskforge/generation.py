@@ -136,7 +136,8 @@ class Generator:
     """
 
     def __init__(self, adapter: TransformersModel, target: Any, *, max_json_whitespace: Optional[int] = None,
-                 format_assertion: bool = True, property_order: str = "any", registry: Any = None) -> None:
+                 format_assertion: bool = True, property_order: str = "any", registry: Any = None,
+                 fast_forward: bool = True) -> None:
         if not isinstance(adapter, TransformersModel):
             raise ArgumentTypeError(
                 "the first argument must come from maskforge.from_transformers(model, tokenizer), "
@@ -145,6 +146,10 @@ class Generator:
         self.adapter = adapter
         self.target: Target = resolve_target(target)
         self.max_json_whitespace = max_json_whitespace
+        if not isinstance(fast_forward, bool):
+            raise ArgumentTypeError(f"fast_forward must be a bool, got {type(fast_forward).__name__}")
+        self.fast_forward = fast_forward
+        self._last = threading.local()
         self._policies = {"format_assertion": format_assertion, "property_order": property_order,
                           "registry": registry}
         self._bound: Dict[Optional[int], BoundSchema] = {}
@@ -163,8 +168,13 @@ class Generator:
         return bound
 
     def __call__(self, prompt: Union[str, Sequence[str]], *, max_new_tokens: int = _DEFAULT_MAX_NEW_TOKENS,
-                 max_json_whitespace: Optional[int] = _UNSET, **generation_kwargs: Any) -> Any:
+                 max_json_whitespace: Optional[int] = _UNSET, fast_forward: Optional[bool] = None,
+                 **generation_kwargs: Any) -> Any:
         prompts = _prompts(prompt)
+        if fast_forward is None:
+            fast_forward = self.fast_forward
+        elif not isinstance(fast_forward, bool):
+            raise ArgumentTypeError(f"fast_forward must be a bool, got {type(fast_forward).__name__}")
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
             raise ArgumentTypeError(f"max_new_tokens must be an int, got {type(max_new_tokens).__name__}")
         if max_new_tokens <= 0:
@@ -174,9 +184,11 @@ class Generator:
             max_json_whitespace = self.max_json_whitespace
         bound = self.bound_schema(max_json_whitespace)
         if sampling.uses_generate:
-            rows = _decode_with_generate(self.adapter, bound, prompts, max_new_tokens, sampling)
+            rows, stats = _decode_with_generate(self.adapter, bound, prompts, max_new_tokens, sampling)
         else:
-            rows = _decode(self.adapter, bound, prompts, max_new_tokens, sampling, self._model_takes)
+            rows, stats = _decode(self.adapter, bound, prompts, max_new_tokens, sampling, self._model_takes,
+                                  fast_forward)
+        self._last.stats = stats
         values = self._results(rows)
         per_prompt = sampling.num_return_sequences
         if per_prompt > 1:
@@ -184,6 +196,12 @@ class Generator:
         return values if not isinstance(prompt, str) else values[0]
 
     generate = __call__
+
+    @property
+    def last_stats(self) -> Optional["GenerationStats"]:
+        """The cost of this thread's last call (forward passes, tokens fast-forwarded), or
+        ``None`` before any call; also set when the call raised ``GenerationTruncatedError``."""
+        return getattr(self._last, "stats", None)
 
     def _results(self, rows: List["_Row"]) -> List[Any]:
         texts = [self.adapter.token_text(row.tokens).decode("utf-8", errors="replace") for row in rows]
@@ -209,6 +227,15 @@ class Generator:
 
 
 @dataclass
+class GenerationStats:
+    """What a call cost: model forward passes (``None`` where ``model.generate`` decoded), and
+    tokens appended without a pass of their own (fast-forward)."""
+
+    forward_passes: Optional[int] = 0
+    forced_tokens: int = 0
+
+
+@dataclass
 class _Row:
     session: Any
     tokens: List[int]
@@ -225,17 +252,28 @@ def _prompts(prompt: Any) -> List[str]:
 
 
 def _decode(adapter: TransformersModel, bound: BoundSchema, prompts: List[str], max_new_tokens: int,
-            sampling: SamplingOptions, model_takes: set) -> List[_Row]:
+            sampling: SamplingOptions, model_takes: set, fast_forward: bool) -> "tuple[List[_Row], GenerationStats]":
     import torch
 
     from .tensors import apply_token_bitmask_inplace, fill_masks
 
     input_ids, attention_mask = _left_padded(adapter, prompts)
     batch = input_ids.shape[0]
-    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-
     rows = [_Row(bound.start_session(), []) for _ in range(batch)]
     sessions = [row.session for row in rows]
+    stats = GenerationStats()
+    if fast_forward:
+        # Every row starts in the same state: what the schema forces first joins the prompt.
+        forced = adapter.forced_tokens(sessions[0], [])[:max_new_tokens]
+        for row in rows:
+            row.session.advance_many(forced)
+            row.tokens.extend(forced)
+        stats.forced_tokens += len(forced) * batch
+        if forced:
+            input_ids = torch.cat([input_ids, torch.tensor([forced] * batch, dtype=torch.long)], dim=-1)
+            attention_mask = torch.cat([attention_mask, torch.ones((batch, len(forced)), dtype=torch.long)], dim=-1)
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+
     masks = torch.empty((batch, bound.mask_word_count), dtype=torch.int32)
     generators = _row_generators(sampling, batch)
     eos = adapter.eos_token_ids[0]
@@ -244,8 +282,12 @@ def _decode(adapter: TransformersModel, bound: BoundSchema, prompts: List[str], 
     cache_argument = "cache" if "cache" in model_takes else "past_key_values"
     past = None
     step_input = input_ids
+
+    def done(row: _Row) -> bool:
+        return row.session.is_finished() or len(row.tokens) >= max_new_tokens
+
     with torch.inference_mode():
-        for _ in range(max_new_tokens):
+        while not all(done(row) for row in rows):
             inputs: Dict[str, Any] = {"input_ids": step_input, "attention_mask": attention_mask, "use_cache": True}
             if past is not None:
                 inputs[cache_argument] = past
@@ -254,24 +296,47 @@ def _decode(adapter: TransformersModel, bound: BoundSchema, prompts: List[str], 
             if "logits_to_keep" in model_takes:
                 inputs["logits_to_keep"] = 1
             output = model(**inputs)
+            stats.forward_passes += 1
             past = output[cache_argument]
             logits = output["logits"][:, -1, :].float()
             fill_masks(sessions, masks)
             apply_token_bitmask_inplace(logits, masks)
             chosen = _choose(logits, sampling, generators)
+            pending: List[List[int]] = []
             for row, token in zip(rows, chosen):
-                if row.session.is_finished():
+                if done(row):
+                    pending.append([eos])
                     continue
                 row.session.advance(token)
-                if not row.session.is_finished():
-                    row.tokens.append(token)
-            if all(session.is_finished() for session in sessions):
+                if row.session.is_finished():
+                    pending.append([eos])
+                    continue
+                row.tokens.append(token)
+                step = [token]
+                if fast_forward and len(row.tokens) < max_new_tokens:
+                    forced = adapter.forced_tokens(row.session, row.tokens)[:max_new_tokens - len(row.tokens)]
+                    if forced:
+                        row.session.advance_many(forced)
+                        row.tokens.extend(forced)
+                        step.extend(forced)
+                        stats.forced_tokens += len(forced)
+                pending.append(step)
+            if all(done(row) for row in rows):
                 break
-            next_tokens = [eos if row.session.is_finished() else row.tokens[-1] for row in rows]
-            step_input = torch.tensor(next_tokens, dtype=torch.long).unsqueeze(-1)
-            attention_mask = torch.cat([attention_mask, torch.ones((batch, 1), dtype=torch.long)], dim=-1)
-            position_ids = torch.cat([position_ids, position_ids[:, -1:] + 1], dim=-1)
-    return rows
+            # Rows feed their chosen and forced tokens in one pass, left-padded to one width; the
+            # padding is masked out of attention and keeps no position.
+            width = max(len(step) for step in pending)
+            step_input = torch.full((batch, width), adapter.pad_token_id, dtype=torch.long)
+            step_mask = torch.zeros((batch, width), dtype=torch.long)
+            step_positions = position_ids[:, -1:].repeat(1, width) + 1
+            for index, step in enumerate(pending):
+                step_input[index, width - len(step):] = torch.tensor(step, dtype=torch.long)
+                step_mask[index, width - len(step):] = 1
+                step_positions[index] = (position_ids[index, -1] + step_mask[index].cumsum(-1)).clamp(
+                    min=int(position_ids[index, -1]) + 1)
+            attention_mask = torch.cat([attention_mask, step_mask], dim=-1)
+            position_ids = torch.cat([position_ids, step_positions], dim=-1)
+    return rows, stats
 
 
 def _left_padded(adapter: TransformersModel, prompts: List[str]) -> Any:
@@ -313,6 +378,7 @@ def _decode_with_generate(adapter: TransformersModel, bound: BoundSchema, prompt
     groups = [[prompt] for prompt in prompts] if drafts else [prompts]
     processor = LogitsProcessor.over(adapter, bound)
     rows: List[_Row] = []
+    stats = GenerationStats(forward_passes=None)  # model.generate does not report its passes
     with torch.inference_mode(), torch.random.fork_rng(devices=[]):
         if sampling.seed is not None:
             torch.manual_seed(sampling.seed)
@@ -330,7 +396,7 @@ def _decode_with_generate(adapter: TransformersModel, bound: BoundSchema, prompt
                     tokens.append(token)
                 rows.append(_Row(session, tokens))
             processor.reset()
-    return rows
+    return rows, stats
 
 
 def _row_generators(sampling: SamplingOptions, batch: int) -> Optional[List[Any]]:
