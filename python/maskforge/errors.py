@@ -138,7 +138,8 @@ class ArgumentTypeError(MaskForgeError, TypeError):
 
 
 class UnsupportedGenerationModeError(MaskForgeError):
-    """A generation mode that constrained decoding cannot follow (beam search, assisted decoding...)."""
+    """A generation mode or placement that constrained decoding cannot serve (contrastive search,
+    an encoder-decoder model, a model off the CPU)."""
 
 
 class GenerationTruncatedError(MaskForgeError):

@@ -228,11 +228,12 @@ class Generator:
 
 @dataclass
 class GenerationStats:
-    """What a call cost: model forward passes (``None`` where ``model.generate`` decoded), and
-    tokens appended without a pass of their own (fast-forward)."""
+    """What a call cost: model forward passes (``None`` where ``model.generate`` decoded),
+    tokens appended without a pass of their own (fast-forward), and tokens generated in all."""
 
     forward_passes: Optional[int] = 0
     forced_tokens: int = 0
+    generated_tokens: int = 0  # over all rows, EOS not counted
 
 
 @dataclass
@@ -336,6 +337,7 @@ def _decode(adapter: TransformersModel, bound: BoundSchema, prompts: List[str], 
                     min=int(position_ids[index, -1]) + 1)
             attention_mask = torch.cat([attention_mask, step_mask], dim=-1)
             position_ids = torch.cat([position_ids, step_positions], dim=-1)
+    stats.generated_tokens = sum(len(row.tokens) for row in rows)
     return rows, stats
 
 
@@ -396,6 +398,7 @@ def _decode_with_generate(adapter: TransformersModel, bound: BoundSchema, prompt
                     tokens.append(token)
                 rows.append(_Row(session, tokens))
             processor.reset()
+    stats.generated_tokens = sum(len(row.tokens) for row in rows)
     return rows, stats
 
 
