@@ -283,3 +283,38 @@ def test_smollm2_strategies(options):
     texts, checker = run((model, tokenizer, adapter), LOOKUP_PROMPT, max_new_tokens=64,
                          **{"do_sample": False, **options})
     assert texts and checker.rows_checked > 0
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 60)), min_size=1, max_size=14))
+def test_random_call_sequences_get_the_replayed_masks(stories, steps):
+    """Any sequence of calls a decoding strategy can make (each row extends, repeats or rolls back
+    a sequence already seen, rows swap and share pasts) gets, row by row, a replaying session's
+    masks."""
+    _, tokenizer, adapter = stories
+    processor = maskforge.LogitsProcessor(adapter, PET, max_json_whitespace=1)
+    prompt = tokenizer(["My pet:"])["input_ids"][0]
+    width = adapter.vocabulary.mask_vocab_size
+    texts = ['{"name": "Tom", "indoor": true, "kind": "dog"}', '{ "kind": "cat", "name": "Mia", "indoor": false}',
+             '{"name": "Tim", "kind": "bird", "indoor": true}']
+    streams = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
+    deepest = [-1, -1, -1]  # the longest prefix of each stream seen so far (none: not even the prompt)
+    checker = MaskChecker(processor.bound, len(prompt))
+    for first, second, length in steps:
+        limit = min(deepest[first] + 1, deepest[second] + 1, len(streams[first]), len(streams[second]))
+        length = length % (limit + 1)
+        rows = [streams[first][:length], streams[second][:length]]
+        for stream in (first, second):
+            deepest[stream] = max(deepest[stream], length)
+        # Streams that share a prefix have seen it too.
+        for other, tokens in enumerate(streams):
+            for row in rows:
+                common = next((i for i, (x, y) in enumerate(zip(row, tokens)) if x != y), min(len(row), len(tokens)))
+                deepest[other] = max(deepest[other], common)
+        input_ids = torch.tensor([prompt + row for row in rows])
+        checker(input_ids, processor(input_ids, torch.zeros((2, width))))
+    assert checker.rows_checked == 2 * len(steps)
