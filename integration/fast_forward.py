@@ -4,7 +4,7 @@ schema with long keys, with ``fast_forward`` off and on in the same run.
 
 For each model and property order, the same prompts are generated greedily with each setting,
 ``--repeats`` times; the table gives forward passes, fast-forwarded tokens, generated tokens,
-the median wall time and generated tokens per second. Values must be identical in number and
+rows that ran out of ``--max-new-tokens``, the median wall time and generated tokens per second. Values must be identical in number and
 valid either way (they may differ, since forced tokens change what the model reads).
 
     python integration/fast_forward.py [--smollm2 DIR] [--repeats 5] [--batch 1]
@@ -63,8 +63,9 @@ def main() -> int:
     parser.add_argument("--max-new-tokens", type=int, default=192)
     args = parser.parse_args()
     models = ["stories260K"] + (["SmolLM2-135M-Instruct"] if args.smollm2 else [])
-    print("| model | key order | fast_forward | forward passes | forced tokens | tokens | median s | tokens/s |")
-    print("|---|---|---|---:|---:|---:|---:|---:|")
+    print("| model | key order | fast_forward | forward passes | forced tokens | tokens | truncated | median s | "
+          "tokens/s |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for name in models:
         model, tokenizer = load(name, args.smollm2)
         adapter = maskforge.from_transformers(model, tokenizer)
@@ -73,11 +74,15 @@ def main() -> int:
             batches = [PROMPTS[i:i + args.batch] for i in range(0, len(PROMPTS), args.batch)]
             rates = {}
             for fast in (False, True):
-                times, passes, forced, tokens = [], 0, 0, 0
+                times, passes, forced, tokens, truncated = [], 0, 0, 0, 0
                 for repeat in range(args.repeats):
                     started = time.perf_counter()
                     for prompts in batches:
-                        values = generate(prompts, max_new_tokens=args.max_new_tokens, fast_forward=fast)
+                        try:
+                            values = generate(prompts, max_new_tokens=args.max_new_tokens, fast_forward=fast)
+                        except maskforge.GenerationTruncatedError as error:
+                            values = list(error.values.values())
+                            truncated += repeat == 0
                         stats = generate.last_stats
                         if repeat == 0:
                             passes += stats.forward_passes
@@ -88,9 +93,9 @@ def main() -> int:
                     times.append(time.perf_counter() - started)
                 median = statistics.median(times)
                 rates[fast] = tokens / median
-                print(f"| {name} | {order} | {fast} | {passes} | {forced} | {tokens} | {median:.3f} | "
+                print(f"| {name} | {order} | {fast} | {passes} | {forced} | {tokens} | {truncated} | {median:.3f} | "
                       f"{rates[fast]:.0f} |", flush=True)
-            print(f"| {name} | {order} | speed-up | | | | | {rates[True] / rates[False]:.2f}x |", flush=True)
+            print(f"| {name} | {order} | speed-up | | | | | | {rates[True] / rates[False]:.2f}x |", flush=True)
     return 0
 
 

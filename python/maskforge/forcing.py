@@ -12,15 +12,18 @@ are kept, a place where the tokenizer splits whatever text comes after:
   its right (BPE merges and Unigram segmentations never cross such a place, so it holds for
   SentencePiece vocabularies, which have no pre-tokenizer, too).
 
-The generated text is tokenized as it follows a newline (the usual end of a prompt), and forced
-tokens are given only while the tokens generated so far are the tokenizer's own for their text:
-then the forced tokens are exactly what the tokenizer produces for the final text.
+The generated text is tokenized as it follows a newline (the usual end of a prompt). While the
+tokens generated so far are the tokenizer's own for their text, the forced text is tokenized
+with them, and the forced tokens are exactly what the tokenizer produces for the final text.
+When they are not (a model often ends a string with a lone `"` where the tokenizer would read
+`",`), the forced text is tokenized from where the generated tokens end, a boundary those
+committed tokens already fix.
 """
 
 from __future__ import annotations
 
 import bisect
-from typing import Any, List, Sequence
+from typing import Any, List, Optional, Sequence
 
 __all__ = ["TokenSplitter", "forced_tokens"]
 
@@ -54,23 +57,29 @@ class TokenSplitter:
         forced = _complete_utf8(session.forced_bytes())
         if not forced:
             return []
-        before = self.token_bytes(generated)
+        # Tokenized with the generated text when its tokens are the tokenizer's own; else from
+        # the boundary the generated tokens end at, which the committed tokens already fix.
+        tokens = self._after(self.token_bytes(generated), list(generated), forced)
+        return tokens if tokens is not None else self._after(b"", [], forced) or []
+
+    def _after(self, before: bytes, generated: List[int], forced: bytes) -> Optional[List[int]]:
+        """The forced text's tokens up to the last fixed boundary when ``before + forced`` is
+        tokenized as ``generated`` then more tokens; ``None`` when it is not."""
         text = before + forced
         try:
             encoding = self.tokenizer.encode(_CONTEXT + text.decode("utf-8"), add_special_tokens=False)
         except UnicodeDecodeError:
-            return []
+            return None
         ids, words = list(encoding.ids), list(encoding.word_ids)
         context = len(self._context_ids)
-        # The tokenizer's own tokens for the generated text, or no forcing.
-        if ids[:context] != self._context_ids or ids[context:context + len(generated)] != list(generated):
-            return []
+        if ids[:context] != self._context_ids or ids[context:context + len(generated)] != generated:
+            return None
         ends, end = [], 0
         for token in ids[context:]:
             end += len(self.vocabulary.token_bytes(token) or b"")
             ends.append(end)
         if end != len(text):
-            return []  # a normalizer changed the text: its tokens cannot be placed exactly
+            return None  # a normalizer changed the text: its tokens cannot be placed exactly
         words = words[context:]
         candidates = ids[context + len(generated):]
         # The longest run of them that ends at a fixed boundary.
