@@ -270,18 +270,25 @@ def test_a_processor_refuses_scores_off_the_cpu(stories):
 
 
 SMOLLM2 = os.environ.get("MASKFORGE_SMOLLM2")
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-@pytest.mark.skipif(not SMOLLM2 or not Path(SMOLLM2).is_dir(),
-                    reason="set MASKFORGE_SMOLLM2 to a SmolLM2-135M-Instruct directory (transformers format)")
+@pytest.fixture(scope="module")
+def smollm2():
+    if not SMOLLM2 or not Path(SMOLLM2).is_dir():
+        pytest.skip("set MASKFORGE_SMOLLM2 to a folder with SmolLM2-135M-Instruct (../shared/models/get-smollm2.sh)")
+    # The GGUF file get-smollm2.sh extracts, or a folder in transformers format.
+    options = {"gguf_file": SMOLLM2_GGUF} if (Path(SMOLLM2) / SMOLLM2_GGUF).exists() else {}
+    model = transformers.AutoModelForCausalLM.from_pretrained(SMOLLM2, **options).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(SMOLLM2, **options)
+    return model, tokenizer, maskforge.from_transformers(model, tokenizer)
+
+
 @pytest.mark.parametrize("options", [{"num_beams": 3}, {"num_beams": 3, "num_return_sequences": 2},
-                                     {"prompt_lookup_num_tokens": 4}, SAMPLING])
-def test_smollm2_strategies(options):
-    model = transformers.AutoModelForCausalLM.from_pretrained(SMOLLM2).eval()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(SMOLLM2)
-    adapter = maskforge.from_transformers(model, tokenizer)
-    texts, checker = run((model, tokenizer, adapter), LOOKUP_PROMPT, max_new_tokens=64,
-                         **{"do_sample": False, **options})
+                                     {"prompt_lookup_num_tokens": 4}, SAMPLING],
+                         ids=["beams", "beams-return-2", "prompt-lookup", "sampling"])
+def test_smollm2_strategies(smollm2, options):
+    texts, checker = run(smollm2, LOOKUP_PROMPT, max_new_tokens=64, **{"do_sample": False, **options})
     assert texts and checker.rows_checked > 0
 
 
