@@ -96,8 +96,8 @@ pub(crate) struct StringMemo {
     /// tokens whose bytes after the quote the matcher reads; strings that tracks read on
     /// different automata.
     pub(crate) value_tails: Vec<(ValueOutcome, Option<Arc<Vec<u32>>>)>,
-    /// Whole masks by the tracks' states.
-    masks: Vec<(Vec<StateId>, Box<[u32]>)>,
+    /// Whole masks by the tracks' states; shared by forks, which only read them.
+    masks: Vec<(Vec<StateId>, Arc<[u32]>)>,
 }
 
 /// Whole masks kept per string: a plain string stays in one state, a patterned one moves
