@@ -25,6 +25,7 @@ jsonschema = pytest.importorskip("jsonschema")
 
 import maskforge  # noqa: E402
 from conftest import DATA_DIR  # noqa: E402
+from test_generation import CountingForward  # noqa: E402
 from maskforge.tensors import unpack_token_bitmask  # noqa: E402
 
 STORIES = DATA_DIR / "models" / "stories260K"
@@ -73,15 +74,6 @@ class MaskChecker:
             assert torch.equal(finite, allowed), f"row {row}: masks differ from a replaying session"
             self.rows_checked += 1
         return scores
-
-
-class Forwards:
-    def __init__(self, model):
-        self.calls = 0
-        self.handle = model.register_forward_pre_hook(self._count)
-
-    def _count(self, *_):
-        self.calls += 1
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +178,7 @@ def test_assisted_decoding_gives_exactly_the_greedy_value(stories, random_assist
     greedy, _ = run(stories, prompt, do_sample=False)
     options = {"prompt_lookup_num_tokens": 4} if strategy == "prompt-lookup" else {
         "assistant_model": copy.deepcopy(model) if strategy == "assistant-same" else random_assistant}
-    forwards = Forwards(model)
+    forwards = CountingForward(model)
     try:
         assisted, checker = run(stories, prompt, do_sample=False, **options)
     finally:

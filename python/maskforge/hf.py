@@ -150,10 +150,10 @@ class _Node:
 
     __slots__ = ("children", "session", "refused", "used")
 
-    def __init__(self, session: Any = None, refused: bool = False) -> None:
+    def __init__(self, session: Any = None) -> None:
         self.children: Dict[int, "_Node"] = {}
         self.session = session
-        self.refused = refused  # the schema refuses this sequence's last token, so every extension
+        self.refused = False  # the schema refuses this sequence (and so every extension of it)
         self.used = 0
 
 
