@@ -2,18 +2,38 @@
 //! large enough to pay for them.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
+
+use rayon::{ThreadPool, ThreadPoolBuilder};
 
 use crate::error::{Error, Result};
 use crate::session::Session;
 use crate::vocabulary::TokenId;
 
-/// Work below which another thread costs more than it saves: starting and joining one takes
-/// tens of microseconds (about 55 on a 2-core virtual machine), while a mask row costs from under a microsecond (a copied DFA row) to
+/// Work below which another thread costs more than it saves. Helpers come from a kept pool, but
+/// one that has gone to sleep between decoding steps takes long to wake (150-200 µs on a 2-core
+/// virtual machine), while a mask row costs from under a microsecond (a copied DFA row) to
 /// hundreds (a structured mask over a large vocabulary).
 const MIN_WORK_PER_THREAD: Duration = Duration::from_micros(200);
+
+/// A kept pool of `helpers` threads, made on first use and shared by every batch that asks for
+/// as many threads: starting threads per batch (about 55 µs each on a 2-core virtual machine)
+/// costs as much as a batch of cheap rows. `None` when the system refuses new threads; the
+/// batch then runs on the calling thread alone.
+fn helper_pool(helpers: usize) -> Option<Arc<ThreadPool>> {
+    static POOLS: Mutex<Vec<(usize, Arc<ThreadPool>)>> = Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, pool)) = pools.iter().find(|(size, _)| *size == helpers) {
+        return Some(Arc::clone(pool));
+    }
+    let pool =
+        ThreadPoolBuilder::new().num_threads(helpers).thread_name(|i| format!("maskforge-fill-{i}")).build().ok()?;
+    let pool = Arc::new(pool);
+    pools.push((helpers, Arc::clone(&pool)));
+    Some(pool)
+}
 
 /// The cores the machine offers, read once (`available_parallelism` reads cgroup files each call).
 pub fn available_threads() -> usize {
@@ -138,30 +158,98 @@ pub fn fill_rows<T: Sync, R: Send>(
     if threads <= 1 || items.len() < 2 {
         return items.iter().zip(rows.iter_mut()).try_for_each(|(item, row)| write(item, row));
     }
+    let Some(pool) = helper_pool(threads - 1) else {
+        return items.iter().zip(rows.iter_mut()).try_for_each(|(item, row)| write(item, row));
+    };
     // Pairs are handed out one at a time rather than in fixed chunks: masks of one batch differ
     // in cost by two orders of magnitude (a copied row, a trie walk), so equal chunks leave one
-    // thread waiting for the other. The calling thread takes pairs too, which saves a thread
-    // start (tens of microseconds) per batch.
+    // thread waiting for the other. The calling thread takes pairs too, so a pool of
+    // `threads - 1` helpers gives `threads` threads at work.
     let pairs = Mutex::new(items.iter().zip(rows.iter_mut()));
     let failed = AtomicBool::new(false);
-    let drain = || -> Result<()> {
+    let first_error = Mutex::new(None);
+    let drain = || {
         while !failed.load(Ordering::Relaxed) {
             let next = pairs.lock().unwrap_or_else(PoisonError::into_inner).next();
             let Some((item, row)) = next else { break };
             if let Err(error) = write(item, row) {
                 failed.store(true, Ordering::Relaxed);
-                return Err(error);
+                first_error.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(error);
+                break;
             }
         }
-        Ok(())
     };
-    thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(&drain)).collect();
-        let mine = drain();
-        let theirs: Vec<Result<()>> = helpers
-            .into_iter()
-            .map(|helper| helper.join().unwrap_or_else(|payload| std::panic::resume_unwind(payload)))
-            .collect();
-        theirs.into_iter().fold(mine, Result::and)
-    })
+    // A panic in a helper resumes on this thread when the scope ends.
+    pool.in_place_scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(|_| drain());
+        }
+        drain();
+    });
+    first_error.into_inner().unwrap_or_else(PoisonError::into_inner).map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Busy work long enough that the first item's time asks for every allowed thread.
+    fn slow_square(item: &u64, row: &mut u64) -> Result<()> {
+        let started = Instant::now();
+        while started.elapsed() < MIN_WORK_PER_THREAD / 4 {
+            std::hint::spin_loop();
+        }
+        *row = item * item;
+        Ok(())
+    }
+
+    #[test]
+    fn rows_on_helper_threads_land_in_their_own_slots() {
+        let items: Vec<u64> = (0..64).collect();
+        for threads in [1, 2, 4] {
+            let mut rows = vec![0; items.len()];
+            fill_rows(&items, &mut rows, threads, slow_square).unwrap();
+            assert_eq!(rows, items.iter().map(|i| i * i).collect::<Vec<_>>(), "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn an_error_on_any_thread_is_returned() {
+        let items: Vec<u64> = (0..64).collect();
+        let mut rows = vec![0; items.len()];
+        let failing = |item: &u64, row: &mut u64| {
+            if *item == 40 {
+                return Err(Error::BatchMismatch { index: 40 });
+            }
+            slow_square(item, row)
+        };
+        assert_eq!(fill_rows(&items, &mut rows, 2, failing), Err(Error::BatchMismatch { index: 40 }));
+    }
+
+    #[test]
+    fn a_panic_on_a_helper_reaches_the_caller() {
+        let items: Vec<u64> = (0..64).collect();
+        let mut rows = vec![0; items.len()];
+        let caller = thread::current().id();
+        let helper_came = AtomicBool::new(false);
+        // The caller holds its items after the first (which it writes alone, to time it) until a
+        // helper has taken one (the pool may be busy with another test's batch for a while), so
+        // a helper always panics.
+        let panicking = |item: &u64, row: &mut u64| {
+            if thread::current().id() != caller {
+                helper_came.store(true, Ordering::SeqCst);
+                panic!("helper failed on {item}");
+            }
+            let waiting = Instant::now();
+            while *item > 0 && !helper_came.load(Ordering::SeqCst) && waiting.elapsed() < Duration::from_secs(30) {
+                thread::yield_now();
+            }
+            slow_square(item, row)
+        };
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fill_rows(&items, &mut rows, 2, panicking)));
+        assert!(outcome.is_err());
+        // The pool survives a panicked job.
+        fill_rows(&items, &mut rows, 2, slow_square).unwrap();
+    }
 }
