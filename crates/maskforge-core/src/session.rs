@@ -452,6 +452,16 @@ impl Session {
         self.finished || self.position.is_accepting()
     }
 
+    /// True when the instance is done: EOS was committed, or the text so far is accepted and
+    /// nothing but whitespace can follow, each step of it accepted too (after the root
+    /// object's `}`, the root array's `]`, a root string's closing quote, a literal; not after a
+    /// root number, which more digits could extend, until whitespace follows it). Whitespace
+    /// after a JSON value is insignificant, so ending the output here loses no value: generation
+    /// loops end a row here as if EOS were chosen.
+    pub fn is_done(&self) -> bool {
+        self.finished || self.position.only_whitespace_follows()
+    }
+
     /// `ceil(mask_vocab_size / 32)`: the u32 words of this session's masks.
     pub fn mask_word_count(&self) -> usize {
         self.bound.word_count
@@ -498,6 +508,41 @@ impl Step {
 }
 
 impl Position {
+    /// Whether this position accepts and every continuation is whitespace through accepting
+    /// positions. Explores the positions whitespace reaches; past [`MAX_WHITESPACE_POSITIONS`]
+    /// of them it answers false, which only keeps a row going.
+    fn only_whitespace_follows(&self) -> bool {
+        const MAX_WHITESPACE_POSITIONS: usize = 64;
+        const WHITESPACE: [u8; 4] = [b' ', b'\t', b'\n', b'\r'];
+        let mut pending = vec![self.clone()];
+        let mut seen_states = Vec::new();
+        let mut explored = 0;
+        while let Some(position) = pending.pop() {
+            if !position.is_accepting() {
+                return false;
+            }
+            match &position {
+                // Once the root value has ended the matcher takes whitespace only.
+                Position::Structured { matcher, .. } if matcher.is_trailing() => continue,
+                Position::Regular { state, .. } if seen_states.contains(state) => continue,
+                Position::Regular { state, .. } => seen_states.push(*state),
+                Position::Structured { .. } => {}
+            }
+            explored += 1;
+            if explored > MAX_WHITESPACE_POSITIONS {
+                return false;
+            }
+            for b in 0..=255u8 {
+                match position.after_byte(b) {
+                    None => {}
+                    Some(next) if WHITESPACE.contains(&b) => pending.push(next),
+                    Some(_) => return false,
+                }
+            }
+        }
+        true
+    }
+
     /// The position after one more byte, when the text stays completable.
     fn after_byte(&self, b: u8) -> Option<Position> {
         match self {

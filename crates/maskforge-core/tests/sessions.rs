@@ -480,3 +480,87 @@ fn forced_bytes_are_what_every_continuation_starts_with() {
     // Structure, literals and determined keys are forced: `description":"` after `{"a":1,"`.
     assert!(longest >= r#"description":""#.len(), "the longest forced text: {longest}");
 }
+
+/// The slow route to "done": accepting, and every single-byte continuation is whitespace after
+/// which the session is done again, explored `depth` bytes deep.
+fn done_by_search(session: &Session, words: usize, depth: usize) -> bool {
+    let (mask, accepting, finished) = observe(session, words);
+    if finished {
+        return true;
+    }
+    if !accepting {
+        return false;
+    }
+    allowed_ids(&mask).into_iter().filter(|&id| id < 256).all(|id| {
+        let byte = id as u8;
+        if !b" \t\n\r".contains(&byte) {
+            return false;
+        }
+        if depth == 0 {
+            return true;
+        }
+        let mut next = session.fork();
+        next.advance(id).unwrap();
+        done_by_search(&next, words, depth - 1)
+    })
+}
+
+#[test]
+fn a_session_is_done_exactly_where_only_whitespace_can_follow() {
+    use maskforge_core::{build_vocabulary, CompilerOptions};
+    // 256 single bytes and EOS (256).
+    let bytes = build_vocabulary(256, (0..=255u8).map(|b| (u32::from(b), vec![b]))).unwrap();
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(bytes)).unwrap();
+    let cases: &[(&str, &str)] = &[
+        (CASES[0].0, CASES[0].1),
+        (CASES[1].0, "{\"name\": \"Ada\", \"age\": 36}  \n"),
+        (CASES[2].0, CASES[2].1),
+        (CASES[3].0, CASES[3].1),
+        (r#"{"type": "string"}"#, r#""a\"b""#),
+        (r#"{"type": "integer"}"#, "120 "),
+        (r#"{"type": "number"}"#, "-1.5e3\t"),
+        (r#"{"enum": [1, 12, "x"]}"#, "12"),
+        (r#"{"enum": [true, null, [1]]}"#, "[1]"),
+        (r#"{"type": "boolean"}"#, "false "),
+        (r#"{"type": "array", "items": {"type": "integer"}, "maxItems": 2}"#, "[1, 20]"),
+    ];
+    let mut done_somewhere = 0;
+    for &(schema, text) in cases {
+        for whitespace in [None, Some(0), Some(2)] {
+            let options = CompilerOptions::default().with_max_json_whitespace(whitespace);
+            let bound = Compiler::new(options).compile_json_schema(schema).unwrap().bind(&vocabulary).unwrap();
+            let words = bound.mask_word_count();
+            let mut session = bound.start_session().unwrap();
+            // Under a whitespace cap the instance is written compactly, with one trailing space
+            // where any is allowed.
+            let text: Vec<u8> = match whitespace {
+                None => text.as_bytes().to_vec(),
+                Some(max) => {
+                    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+                    let compact = serde_json::to_string(&value).unwrap();
+                    format!("{compact}{}", " ".repeat(max.min(1) as usize)).into_bytes()
+                }
+            };
+            for (at, &b) in text.iter().enumerate() {
+                let expected = done_by_search(&session, words, 3);
+                assert_eq!(session.is_done(), expected, "{schema} ({whitespace:?}) after {:?}", String::from_utf8_lossy(&text[..at]));
+                done_somewhere += usize::from(expected);
+                session.advance(u32::from(b)).unwrap();
+            }
+            assert_eq!(session.is_done(), done_by_search(&session, words, 3), "{schema}: at the end");
+            if session.is_done() {
+                done_somewhere += 1;
+                session.advance(256).unwrap();
+                assert!(session.is_done(), "a finished session is done");
+            }
+        }
+    }
+    assert!(done_somewhere >= cases.len() * 3, "sessions were done {done_somewhere} times");
+    // A root number is not done: another digit could follow.
+    let bound = Compiler::without_cache().compile_json_schema(r#"{"type": "integer"}"#).unwrap().bind(&vocabulary).unwrap();
+    let mut session = bound.start_session().unwrap();
+    session.advance(u32::from(b'7')).unwrap();
+    assert!(session.is_accepting() && !session.is_done());
+    session.advance(u32::from(b' ')).unwrap();
+    assert!(session.is_done());
+}

@@ -161,6 +161,13 @@ impl PySession {
         self.with_session(py, |session| Ok(session.is_accepting()))
     }
 
+    /// True when the instance is done: EOS was committed, or the text is accepted and nothing
+    /// but whitespace can follow (after the root object's `}`, a closed string, a literal; not
+    /// right after a root number). Generation ends a row here as if EOS were chosen.
+    fn is_done(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with_session(py, |session| Ok(session.is_done()))
+    }
+
     /// True once EOS was committed.
     fn is_finished(&self, py: Python<'_>) -> PyResult<bool> {
         self.with_session(py, |session| Ok(session.is_finished()))

@@ -480,4 +480,9 @@ impl DocumentMatcher {
     pub(crate) fn is_accepting(&self, graph: &Graph) -> bool {
         self.trailing || (self.started && self.value.is_complete(graph))
     }
+
+    /// Whether the value has ended and only whitespace can follow.
+    pub(crate) fn is_trailing(&self) -> bool {
+        self.trailing
+    }
 }
