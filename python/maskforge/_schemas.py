@@ -31,9 +31,12 @@ def schema_to_json(schema: Any) -> str:
         return _dumps(schema)
     # Pydantic models describe themselves; other types (dataclasses, TypedDict, Enum, Literal,
     # unions, list[T]) go through pydantic.TypeAdapter, imported only then.
+    # Both close the objects of types that do not allow extra fields (see maskforge.targets).
     model_json_schema = getattr(schema, "model_json_schema", None)
     if isinstance(schema, type) and callable(model_json_schema):
-        return _dumps(model_json_schema())
+        from .targets import closed_json_schema_generator
+
+        return _dumps(model_json_schema(schema_generator=closed_json_schema_generator()))
     if isinstance(schema, type) or typing.get_origin(schema) is not None:
         from .targets import resolve_target
 
