@@ -43,11 +43,17 @@ LOOKUP_PROMPT = 'Pets: {"name": "Tom", "indoor": true, "kind": "cat"} and {"name
 class MaskChecker:
     """A logits processor run after MaskForge's: for every row it replays the row's generated
     tokens into a fresh session and asserts that exactly that session's allowed tokens are
-    left finite (rows whose tokens the schema refuses must be left unmasked)."""
+    left finite (rows whose tokens the schema refuses must be left unmasked), under the
+    processor's two rules: a done session offers EOS alone, and the first token is not
+    whitespace alone."""
 
     def __init__(self, bound: maskforge.BoundSchema, prompt_length: int) -> None:
         self.bound = bound
         self.prompt_length = prompt_length
+        vocabulary = bound.vocabulary
+        self.eos = set(vocabulary.eos_token_ids)
+        self.whitespace = [bool(text) and not text.strip(b" \t\n\r")
+                           for text in (vocabulary.token_bytes(t) or b"" for t in range(vocabulary.mask_vocab_size))]
         self.rows_checked = 0
         self.calls = 0
 
@@ -71,6 +77,10 @@ class MaskChecker:
             mask = torch.zeros(session.mask_word_count, dtype=torch.int32)
             session.write_mask(mask.numpy())
             allowed = unpack_token_bitmask(mask, width).bool().reshape(-1)
+            if not session.is_finished() and session.is_done():
+                allowed = torch.tensor([t in self.eos for t in range(width)])
+            elif len(sequence) == self.prompt_length:
+                allowed &= ~torch.tensor(self.whitespace[:width] + [False] * (width - len(self.whitespace)))
             assert torch.equal(finite, allowed), f"row {row}: masks differ from a replaying session"
             self.rows_checked += 1
         return scores
@@ -165,8 +175,14 @@ def test_beam_search_is_really_beam_search(stories):
 
 
 def test_beams_returned_are_distinct_sequences(stories):
-    texts, _ = run(stories, "My pet:", do_sample=False, num_beams=4, num_return_sequences=4)
-    assert len(set(texts)) == 4
+    model, tokenizer, adapter = stories
+    inputs = tokenizer(["My pet:"], return_tensors="pt")
+    processor = maskforge.LogitsProcessor(adapter, PET, max_json_whitespace=1)
+    output = model.generate(**inputs, logits_processor=[processor], max_new_tokens=96, do_sample=False, num_beams=4,
+                            num_return_sequences=4, pad_token_id=adapter.pad_token_id)
+    sequences = {tuple(generated(adapter, sequence, inputs["input_ids"].shape[1])) for sequence in output.tolist()}
+    # Distinct token sequences; two of them may spell one text (a rows ends once its value is done).
+    assert len(sequences) == 4
 
 
 @pytest.mark.parametrize("strategy", ["assistant-same", "assistant-random", "prompt-lookup"])
@@ -250,7 +266,8 @@ def test_processor_rows_keep_their_sessions_when_beams_swap(stories):
     scores = processor(torch.tensor([prompt + a[:4] + b[:3]]), torch.zeros((1, width)))
     start = torch.zeros((1, processor.bound.mask_word_count), dtype=torch.int32)
     processor.bound.start_session().write_mask(start[0].numpy())
-    assert torch.equal(torch.isfinite(scores), unpack_token_bitmask(start, width).bool())
+    not_whitespace = torch.tensor([not checker.whitespace[t] for t in range(width)])
+    assert torch.equal(torch.isfinite(scores), unpack_token_bitmask(start, width).bool() & not_whitespace)
 
 
 def test_a_processor_refuses_scores_off_the_cpu(stories):

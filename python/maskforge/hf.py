@@ -18,10 +18,16 @@ from ._native import BoundSchema, Compiler, Vocabulary
 from .errors import InvalidArgumentError, TokenRejectedError, UnsupportedGenerationModeError
 from .targets import Target, resolve_target
 
-__all__ = ["TransformersModel", "from_transformers", "LogitsProcessor"]
+__all__ = ["TransformersModel", "from_transformers", "LogitsProcessor", "DEFAULT_MAX_JSON_WHITESPACE"]
 
-# (max_json_whitespace, format_assertion, property_order): the policies a compiler is built with.
-CompilerKey = Tuple[Optional[int], bool, str]
+# The longest run of insignificant whitespace that generation (Generator, LogitsProcessor)
+# allows unless told otherwise: room for `, ` or a newline and one space. Small models can spend
+# any budget on whitespace, which changes no value; the compiler's own default is unbounded.
+DEFAULT_MAX_JSON_WHITESPACE = 2
+
+# (max_json_whitespace, format_assertion, property_order, closed_objects): the policies a
+# compiler is built with.
+CompilerKey = Tuple[Optional[int], bool, str, bool]
 
 
 class TransformersModel:
@@ -40,10 +46,11 @@ class TransformersModel:
         self.pad_token_id = pad_token_id
         self._compilers: Dict[CompilerKey, Compiler] = {}
         self._splitter: Any = None
+        self._not_whitespace: Any = None
         self._lock = threading.Lock()
 
     def bind(self, target: Any, *, max_json_whitespace: Optional[int] = None, format_assertion: bool = True,
-             property_order: str = "any", registry: Any = None) -> BoundSchema:
+             property_order: str = "any", closed_objects: bool = False, registry: Any = None) -> BoundSchema:
         """Compiles and binds ``target`` under the given policies and ``registry`` (the
         documents external ``$ref``s resolve to: a mapping or a callable, as for
         :class:`maskforge.Compiler`). Compilers, and so compiled executables, are kept per policy
@@ -51,11 +58,11 @@ class TransformersModel:
         server passing a new one per request holds nothing after it)."""
         target = resolve_target(target)
         options = {"max_json_whitespace": max_json_whitespace, "format_assertion": format_assertion,
-                   "property_order": property_order}
+                   "property_order": property_order, "closed_objects": closed_objects}
         if registry is not None:
             compiler = Compiler(registry=registry, **options)
         else:
-            key: CompilerKey = (max_json_whitespace, format_assertion, property_order)
+            key: CompilerKey = (max_json_whitespace, format_assertion, property_order, closed_objects)
             with self._lock:
                 compiler = self._compilers.get(key)
                 if compiler is None:
@@ -80,6 +87,35 @@ class TransformersModel:
     def encode(self, prompt: str) -> List[int]:
         """The prompt's token ids, as the tokenizer encodes it alone (special tokens included)."""
         return list(self.tokenizer(prompt)["input_ids"])
+
+    def encode_chat(self, messages: Sequence[Dict[str, Any]]) -> List[int]:
+        """The token ids of ``messages`` (``{"role", "content"}`` dicts) rendered by the
+        tokenizer's chat template with the generation prompt (the assistant's turn opened)."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise InvalidArgumentError(
+                f"{type(self.tokenizer).__name__} has no chat template: pass the prompt as a string, or set "
+                "tokenizer.chat_template"
+            )
+        ids = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=True)
+        if hasattr(ids, "keys"):  # a BatchEncoding (return_dict, the default in recent transformers)
+            ids = ids["input_ids"]
+        return [int(t) for t in ids]
+
+    def not_whitespace_row(self) -> Any:
+        """A mask row (int32 words) that allows every token except those made of JSON
+        whitespace alone; built once and shared."""
+        row = self._not_whitespace
+        if row is None:
+            import torch
+
+            words = [0xFFFFFFFF] * ((self.vocabulary.mask_vocab_size + 31) // 32)
+            for token in range(self.vocabulary.mask_vocab_size):
+                text = self.vocabulary.token_bytes(token)
+                if text and not text.strip(b" \t\n\r"):
+                    words[token // 32] &= ~(1 << (token % 32))
+            row = torch.tensor([w - (1 << 32) if w >= 1 << 31 else w for w in words], dtype=torch.int32)
+            self._not_whitespace = row
+        return row
 
     def token_text(self, token_ids: Sequence[int]) -> bytes:
         """The exact bytes the tokens generate (EOS and special tokens generate none)."""
@@ -161,7 +197,9 @@ class LogitsProcessor:
     """A transformers logits processor that masks ``model.generate`` to a schema or type.
 
     ``LogitsProcessor(adapter, target, max_json_whitespace=..., format_assertion=...,
-    property_order=..., registry=...)``; pass it in ``logits_processor=[...]``. It works with
+    property_order=..., closed_objects=..., registry=...)``; pass it in ``logits_processor=[...]``.
+    ``max_json_whitespace`` defaults to :data:`DEFAULT_MAX_JSON_WHITESPACE` (2), not to the
+    compiler's unbounded ``None``; pass ``None`` to lift the cap. It works with
     every decoding strategy ``generate`` offers for decoder-only models: greedy search,
     sampling, beam search (``num_beams``, with or without ``do_sample``),
     ``num_return_sequences``, assisted generation (``assistant_model``, which calls this
@@ -177,6 +215,11 @@ class LogitsProcessor:
     has kept. A row whose generated tokens the schema refuses (a draft token that the
     verification step then discards) is left unmasked.
 
+    Two rules end rows early without changing which values can come out: a row's first token
+    starts the value (tokens of whitespace alone are masked out before it), and once a row's
+    value is done (only whitespace could follow: after the root object's ``}``, a closed
+    string, a literal) EOS is its only token.
+
     Calls are not thread-safe: use one processor per concurrent ``generate`` call.
     """
 
@@ -187,6 +230,7 @@ class LogitsProcessor:
     def __init__(self, adapter: TransformersModel, target: Any, **policies: Any) -> None:
         if not isinstance(adapter, TransformersModel):
             raise InvalidArgumentError("the first argument must come from maskforge.from_transformers(model, tokenizer)")
+        policies.setdefault("max_json_whitespace", DEFAULT_MAX_JSON_WHITESPACE)
         self.adapter = adapter
         self.target: Optional[Target] = resolve_target(target)
         self.bound = adapter.bind(self.target, **policies)
@@ -221,28 +265,53 @@ class LogitsProcessor:
         if scores.device.type != "cpu":
             raise UnsupportedGenerationModeError(f"scores on {scores.device}: the logits processor runs on the CPU")
         self._calls += 1
-        rows = [self._session_of(row) for row in input_ids.tolist()]
+        located = [self._session_of(row) for row in input_ids.tolist()]
+        rows = [session for session, _ in located]
         self._rows = rows
         self._prune()
         if any(session is not None for session in rows):
             masks = torch.empty((len(rows), self.bound.mask_word_count), dtype=torch.int32)
             fill_masks(rows, masks)
+            for index, (session, at_start) in enumerate(located):
+                if session is None or session.is_finished():
+                    continue
+                if session.is_done():
+                    # The value is done (only whitespace could follow): EOS is the row's one token.
+                    masks[index] = self._eos_row()
+                elif at_start:
+                    # The first token starts the value: whitespace alone is not offered before it.
+                    masks[index] &= self.adapter.not_whitespace_row()
             # A new tensor, as transformers' own processors return: prompt lookup passes one
             # logits tensor to several calls and reads each result.
             scores = scores.clone()
             apply_token_bitmask_inplace(scores, masks)
         return scores
 
-    def _session_of(self, row: List[int]) -> Optional[Any]:
-        """The session that has committed ``row``'s generated tokens, or ``None`` if refused."""
+    def _eos_row(self) -> Any:
+        """A mask row that allows the EOS tokens only."""
+        import torch
+
+        words = [0] * self.bound.mask_word_count
+        for eos in self.adapter.eos_token_ids:
+            if eos // 32 < len(words):
+                words[eos // 32] |= 1 << (eos % 32)
+        return torch.tensor([w - (1 << 32) if w >= 1 << 31 else w for w in words], dtype=torch.int32)
+
+    def _session_of(self, row: List[int]) -> Tuple[Optional[Any], bool]:
+        """The session that has committed ``row``'s generated tokens (``None`` if refused), and
+        whether the row has generated nothing yet."""
         located = self._locate(row)
         if located is None:  # a new prompt
             node = self._prompts[tuple(row)] = _Node(self.bound.start_session())
             if len(row) not in self._prompt_lengths:
                 self._prompt_lengths.append(len(row))
                 self._prompt_lengths.sort(reverse=True)
-            return node.session
+            return node.session, True
         root, generated = located
+        return self._advanced(root, generated), not generated
+
+    def _advanced(self, root: _Node, generated: List[int]) -> Optional[Any]:
+        """The session below ``root`` that has committed ``generated``, or ``None`` if refused."""
         # The deepest prefix with a session; the path below it is created as it is walked.
         base, base_depth, node = root, 0, root
         for depth, token in enumerate(generated, 1):

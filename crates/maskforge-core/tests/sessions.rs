@@ -543,7 +543,12 @@ fn a_session_is_done_exactly_where_only_whitespace_can_follow() {
             };
             for (at, &b) in text.iter().enumerate() {
                 let expected = done_by_search(&session, words, 3);
-                assert_eq!(session.is_done(), expected, "{schema} ({whitespace:?}) after {:?}", String::from_utf8_lossy(&text[..at]));
+                assert_eq!(
+                    session.is_done(),
+                    expected,
+                    "{schema} ({whitespace:?}) after {:?}",
+                    String::from_utf8_lossy(&text[..at])
+                );
                 done_somewhere += usize::from(expected);
                 session.advance(u32::from(b)).unwrap();
             }
@@ -557,7 +562,8 @@ fn a_session_is_done_exactly_where_only_whitespace_can_follow() {
     }
     assert!(done_somewhere >= cases.len() * 3, "sessions were done {done_somewhere} times");
     // A root number is not done: another digit could follow.
-    let bound = Compiler::without_cache().compile_json_schema(r#"{"type": "integer"}"#).unwrap().bind(&vocabulary).unwrap();
+    let bound =
+        Compiler::without_cache().compile_json_schema(r#"{"type": "integer"}"#).unwrap().bind(&vocabulary).unwrap();
     let mut session = bound.start_session().unwrap();
     session.advance(u32::from(b'7')).unwrap();
     assert!(session.is_accepting() && !session.is_done());
