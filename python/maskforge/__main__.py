@@ -5,6 +5,10 @@
     token by token, showing how many tokens each step's mask allows.
 ``python -m maskforge check SCHEMA [--tokenizer PATH]``
     Compiles a schema file and reports its backend and state count, or its diagnostic.
+``python -m maskforge generate --model DIR [--gguf FILE] (--schema FILE | --type MODULE:NAME) PROMPT``
+    Generates one value with a local transformers model (the ``transformers`` extra) and prints
+    it as JSON; ``--stream`` prints the text as it is chosen, ``--chat`` sends the prompt as a
+    user message through the tokenizer's chat template.
 """
 
 from __future__ import annotations
@@ -149,10 +153,58 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _generate(args: argparse.Namespace, out: TextIO) -> int:
+    import importlib
+
+    try:
+        import transformers
+    except ImportError:
+        raise MaskForgeError("generate needs transformers and torch: pip install 'maskforge[transformers]'") from None
+    from . import Generator, from_transformers
+
+    if args.schema is not None:
+        if args.schema == "-":
+            target = sys.stdin.read()
+        else:
+            with open(args.schema, encoding="utf-8") as file:
+                target = file.read()
+    else:
+        module_name, _, name = args.type.partition(":")
+        if not module_name or not name:
+            raise MaskForgeError(f"--type takes MODULE:NAME (e.g. myapp.models:Profile), got {args.type!r}")
+        sys.path.insert(0, ".")
+        target = importlib.import_module(module_name)
+        for part in name.split("."):
+            target = getattr(target, part)
+    load = {"gguf_file": args.gguf} if args.gguf else {}
+    model = transformers.AutoModelForCausalLM.from_pretrained(args.model, **load).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(args.model, **load)
+    generate = Generator(from_transformers(model, tokenizer), target, schema_in_prompt=args.schema_in_prompt)
+    prompt = [{"role": "user", "content": args.prompt}] if args.chat else args.prompt
+    options = {"max_new_tokens": args.max_new_tokens}
+    if args.temperature is not None:
+        options.update(do_sample=True, temperature=args.temperature)
+    if args.seed is not None:
+        options["seed"] = args.seed
+    if args.stream:
+        stream = generate.stream(prompt, **options)
+        for piece in stream:
+            out.write(piece)
+            out.flush()
+        out.write("\n")
+        value = stream.value  # raises when the budget ran out
+    else:
+        value = generate(prompt, **options)
+    if not args.stream:
+        dump = getattr(value, "model_dump", None)
+        print(json.dumps(dump(mode="json") if callable(dump) else value, ensure_ascii=False), file=out)
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m maskforge",
-        description="Compile JSON Schemas into allowed-token masks: a demo walk and a schema check.",
+        description="Compile JSON Schemas into allowed-token masks: a demo walk, a schema check, and generation.",
     )
     parser.add_argument("--version", action="version", version=f"maskforge {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -169,6 +221,21 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--eos-token-id", type=int, action="append", metavar="ID", help="EOS id (repeatable)")
     check.add_argument("--default-draft", metavar="DRAFT", help="draft of schemas without $schema (e.g. draft7)")
     check.set_defaults(run=_check)
+
+    generate = commands.add_parser("generate", help="generate one value with a local transformers model")
+    generate.add_argument("prompt", help="the prompt text")
+    generate.add_argument("--model", required=True, metavar="DIR", help="a local model directory")
+    generate.add_argument("--gguf", metavar="FILE", help="a GGUF file inside DIR to load the model from")
+    what = generate.add_mutually_exclusive_group(required=True)
+    what.add_argument("--schema", metavar="FILE", help="a JSON Schema file ('-' reads standard input)")
+    what.add_argument("--type", metavar="MODULE:NAME", help="a Python type (e.g. a Pydantic model) to generate")
+    generate.add_argument("--max-new-tokens", type=int, default=256, metavar="N")
+    generate.add_argument("--temperature", type=float, metavar="T", help="sample at this temperature (greedy without)")
+    generate.add_argument("--seed", type=int, metavar="S", help="seed of the sampling")
+    generate.add_argument("--chat", action="store_true", help="send the prompt as a user message of a chat")
+    generate.add_argument("--schema-in-prompt", action="store_true", help="add the schema to the prompt")
+    generate.add_argument("--stream", action="store_true", help="print the text as it is chosen")
+    generate.set_defaults(run=_generate)
     return parser
 
 
