@@ -17,14 +17,17 @@ test: test-rust test-python
 test-rust:
 	$(CARGO) test --workspace --exclude maskforge-py --all-features
 
-# Builds the release extension into the current Python environment with the test extra
-# (pytest, hypothesis, jsonschema, numpy, tokenizers). Tests that need torch, transformers or pydantic
-# skip when those are absent.
+# Builds the release extension into the current Python environment with what every test
+# needs: the test extra (pytest, hypothesis, jsonschema, numpy, tokenizers), the generation
+# stack (pydantic, transformers, torch; torch comes through tools/install-torch.sh, one wheel
+# at a time) and tqdm. `-rs` lists each skipped test with its reason (an opt-in model or
+# tokenizer file that is absent) in the summary.
 install:
-	$(PYTHON) -m pip install ".[test]"
+	PYTHON=$(PYTHON) bash tools/install-torch.sh
+	$(PYTHON) -m pip install ".[test,transformers,pydantic,progress]"
 
 test-python: install
-	$(PYTHON) -m pytest tests/
+	$(PYTHON) -m pytest -rs tests/
 
 bench:
 	$(CARGO) bench -p maskforge-core --features tokenizer-processing --bench masks
