@@ -62,6 +62,7 @@ class Compiler:
         registry: Optional[Union[Mapping[str, SchemaInput], Callable[[str], Optional[SchemaInput]]]] = None,
         max_json_whitespace: Optional[int] = None,
         property_order: Literal["any", "declared"] = "any",
+        closed_objects: bool = False,
     ) -> None: ...
     @staticmethod
     def without_cache() -> Compiler: ...
@@ -78,6 +79,8 @@ class Compiler:
     def max_json_whitespace(self) -> Optional[int]: ...
     @property
     def property_order(self) -> Literal["any", "declared"]: ...
+    @property
+    def closed_objects(self) -> bool: ...
 
 class SchemaProgram:
     """A compiled schema, independent of any vocabulary."""

@@ -43,7 +43,7 @@ impl ExecutableSchema {
     /// its diagnostic when it refuses the schema for a reason of its own, the structured program
     /// otherwise (tests/regular_arm.rs and tests/schema_differential.rs check it).
     fn compile_on_this_stack(document: &SchemaDocument, options: &CompilerOptions) -> Result<ExecutableSchema> {
-        if !likely_structured(document.root()) {
+        if !likely_structured(document.root(), options.closed_objects) {
             return Self::regular_first(document, options, None);
         }
         let structured = crate::structured::compile_program(document, options);
@@ -179,8 +179,9 @@ impl Matcher<'_> {
 /// Whether some schema object of the document reads objects open to further keys or keys by
 /// pattern, numbers by value or items by comparison: the parts the regular arm leaves to the
 /// structured one. Only orders the two arms (a wrong guess costs time, never a different
-/// result), so it looks at every JSON object of the document, schema or not.
-fn likely_structured(root: &serde_json::Value) -> bool {
+/// result), so it looks at every JSON object of the document, schema or not; under
+/// `closed_objects`, objects without `additionalProperties` count as closed.
+fn likely_structured(root: &serde_json::Value, closed_objects: bool) -> bool {
     use serde_json::Value;
     let names_object = |t: &Value| t == "object" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "object"));
     // An explicit stack: the scan takes no stack frames, however deep the parser let the
@@ -191,7 +192,8 @@ fn likely_structured(root: &serde_json::Value) -> bool {
             Value::Array(items) => pending.extend(items),
             Value::Object(map) => {
                 let object_keywords = map.contains_key("properties") || map.get("type").is_some_and(names_object);
-                let closed = map.get("additionalProperties") == Some(&Value::Bool(false));
+                let closed = (closed_objects && !map.contains_key("additionalProperties"))
+                    || map.get("additionalProperties") == Some(&Value::Bool(false));
                 let keys_read =
                     ["patternProperties", "propertyNames"].iter().any(|k| map.get(*k).is_some_and(Value::is_object));
                 let by_value = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"]

@@ -154,6 +154,12 @@ pub struct CompilerOptions {
     pub max_json_whitespace: Option<u32>,
     /// Whether objects must list their declared properties in schema order.
     pub property_order: PropertyOrder,
+    /// Whether objects take no keys beyond those the schema declares: every schema at a value
+    /// position (the root, and those of `properties`, `items` and the other keywords about
+    /// members and items) without an `unevaluatedProperties` of its own behaves as if it had
+    /// `"unevaluatedProperties": false`, in every draft; see
+    /// [`with_closed_objects`](Self::with_closed_objects).
+    pub closed_objects: bool,
     /// Where `$ref`s that leave the schema document resolve (never the network); `None`: such
     /// references are diagnosed.
     pub registry: Option<crate::registry::Registry>,
@@ -171,6 +177,7 @@ impl Default for CompilerOptions {
             format_assertion: true,
             max_json_whitespace: None,
             property_order: PropertyOrder::Any,
+            closed_objects: false,
             registry: None,
         }
     }
@@ -232,6 +239,28 @@ impl CompilerOptions {
         self
     }
 
+    /// Sets [`closed_objects`](Self::closed_objects) (off by default): the "strict" objects of
+    /// other engines, where a key nothing in the schema declares is refused. Keys that any part
+    /// applied in place evaluates (`properties`, `patternProperties`, `additionalProperties`,
+    /// through `$ref`, `allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`, `dependentSchemas`) stay
+    /// allowed, so `"additionalProperties": true` or a schema keeps an object open and
+    /// `allOf` of two property sets admits both. Schemas that say nothing (`true`, `{}`,
+    /// annotations only) and those that list their values (`enum`, `const`) are left as they are.
+    ///
+    /// ```
+    /// use maskforge_core::{Compiler, CompilerOptions};
+    ///
+    /// let schema = r#"{"type": "object", "properties": {"a": {"type": "integer"}}}"#;
+    /// let strict = Compiler::new(CompilerOptions::default().with_closed_objects(true)).compile_json_schema(schema)?;
+    /// assert!(strict.executable().accepts(br#"{"a": 1}"#));
+    /// assert!(!strict.executable().accepts(br#"{"a": 1, "b": 2}"#));
+    /// # Ok::<(), maskforge_core::Error>(())
+    /// ```
+    pub fn with_closed_objects(mut self, closed: bool) -> Self {
+        self.closed_objects = closed;
+        self
+    }
+
     /// The options that change what a schema compiles to (not cache budgets or bind policy).
     pub(crate) fn compile_identity(&self) -> CompileIdentity {
         CompileIdentity {
@@ -240,6 +269,7 @@ impl CompilerOptions {
             format_assertion: self.format_assertion,
             max_json_whitespace: self.max_json_whitespace,
             property_order: self.property_order,
+            closed_objects: self.closed_objects,
         }
     }
 }
@@ -253,4 +283,5 @@ pub(crate) struct CompileIdentity {
     format_assertion: bool,
     max_json_whitespace: Option<u32>,
     property_order: PropertyOrder,
+    closed_objects: bool,
 }

@@ -144,7 +144,7 @@ impl PyCompiler {
     #[pyo3(
         text_signature = "(*, executable_cache_bytes=268435456, trie_cache_bytes=268435456, bind_policy='adaptive', \
                             default_draft=None, format_assertion=True, registry=None, max_json_whitespace=None, \
-                            property_order='any')"
+                            property_order='any', closed_objects=False)"
     )]
     #[pyo3(signature = (
         *,
@@ -156,6 +156,7 @@ impl PyCompiler {
         registry = None,
         max_json_whitespace = None,
         property_order = None,
+        closed_objects = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -168,6 +169,7 @@ impl PyCompiler {
         registry: Option<&Bound<'_, PyAny>>,
         max_json_whitespace: Option<&Bound<'_, PyAny>>,
         property_order: Option<&Bound<'_, PyAny>>,
+        closed_objects: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut options = CompilerOptions::default();
         if let Some(obj) = registry.filter(|o| !o.is_none()) {
@@ -202,6 +204,13 @@ impl PyCompiler {
                 .map_err(|_| type_error(py, format!("format_assertion must be a bool, got {}", type_name(obj))))?
                 .is_true();
             options = options.with_format_assertion(enforce);
+        }
+        if let Some(obj) = closed_objects.filter(|o| !o.is_none()) {
+            let closed = obj
+                .cast::<pyo3::types::PyBool>()
+                .map_err(|_| type_error(py, format!("closed_objects must be a bool, got {}", type_name(obj))))?
+                .is_true();
+            options = options.with_closed_objects(closed);
         }
         Ok(PyCompiler { inner: Compiler::new(options) })
     }
@@ -269,17 +278,24 @@ impl PyCompiler {
         self.inner.options().property_order.name()
     }
 
+    /// Whether objects take no keys beyond those the schema declares.
+    #[getter]
+    fn closed_objects(&self) -> bool {
+        self.inner.options().closed_objects
+    }
+
     fn __repr__(&self) -> String {
         let o = self.inner.options();
         format!(
-            "Compiler(executable_cache_bytes={}, trie_cache_bytes={}, bind_policy='{}', default_draft='{}', format_assertion={}, max_json_whitespace={}, property_order='{}')",
+            "Compiler(executable_cache_bytes={}, trie_cache_bytes={}, bind_policy='{}', default_draft='{}', format_assertion={}, max_json_whitespace={}, property_order='{}', closed_objects={})",
             o.executable_cache_bytes,
             o.trie_cache_bytes,
             bind_policy_name(o.bind_policy),
             o.default_draft.name(),
             if o.format_assertion { "True" } else { "False" },
             o.max_json_whitespace.map_or("None".to_string(), |n| n.to_string()),
-            o.property_order.name()
+            o.property_order.name(),
+            if o.closed_objects { "True" } else { "False" }
         )
     }
 }

@@ -11,7 +11,7 @@ use crate::automata::{json, AnyOrderMembers, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::object::{Conditional, LowerSchema, SchemaObject};
-use crate::schema::read::{self, diag};
+use crate::schema::read::{self, diag, Position};
 use crate::schema::strings::{string_language, StringLanguage, MAX_LENGTH_BOUND};
 use crate::schema::{pointer_push, SchemaDocument};
 
@@ -27,8 +27,9 @@ pub(crate) struct Lowering<'a> {
     document: &'a SchemaDocument,
     draft: Draft,
     options: &'a CompilerOptions,
+    /// Lowered schemas by pointer (with a mark for those the `closed_objects` policy closes).
     memo: HashMap<String, Typed>,
-    /// Pointers of the schemas being lowered, to detect recursion through `$ref`.
+    /// Memo keys of the schemas being lowered, to detect recursion through `$ref`.
     active: Vec<String>,
 }
 
@@ -36,11 +37,23 @@ fn structured(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagn
     diag(DiagnosticCode::RequiresStructuredBackend, pointer, keyword, message)
 }
 
+/// The `unevaluatedProperties: false` of the `closed_objects` policy, over what a schema object
+/// and the schemas it applies in place admit. A regular object language only comes from closed
+/// objects (`additionalProperties` false) and listed values (`enum`, `const`), which evaluate
+/// every key of the objects they admit (listed ones by the policy's rule), so it stays as it is;
+/// objects nothing constrained need the structured arm, which tracks what each part evaluates.
+fn closed_in_place(typed: &mut Typed, pointer: &str) {
+    if matches!(typed.slot(JsonType::Object), TypeLang::Any) {
+        let d = structured(pointer, "unevaluatedProperties", "evaluated keys are tracked by the structured backend");
+        typed.set(JsonType::Object, TypeLang::Unsupported(d));
+    }
+}
+
 impl LowerSchema for Lowering<'_> {
     type Lowered = Typed;
 
-    fn lower(&mut self, schema: &Value, pointer: &str) -> Lowered<Typed> {
-        self.schema(schema, pointer)
+    fn lower(&mut self, schema: &Value, pointer: &str, position: Position) -> Lowered<Typed> {
+        self.schema_at(schema, pointer, position)
     }
 }
 
@@ -49,9 +62,16 @@ impl<'a> Lowering<'a> {
         Lowering { document, draft: document.draft(), options, memo: HashMap::new(), active: Vec::new() }
     }
 
-    /// Lowers the schema at `pointer`.
+    /// Lowers the root schema, at `pointer`.
     pub(crate) fn schema(&mut self, schema: &Value, pointer: &str) -> Lowered<Typed> {
-        if let Some(done) = self.memo.get(pointer) {
+        self.schema_at(schema, pointer, Position::Value)
+    }
+
+    /// Lowers the schema at `pointer`, which applies at `position`.
+    fn schema_at(&mut self, schema: &Value, pointer: &str, position: Position) -> Lowered<Typed> {
+        let closed = self.options.closed_objects && position == Position::Value;
+        let key = if closed { format!("{pointer}\u{2}closed") } else { pointer.to_string() };
+        if let Some(done) = self.memo.get(&key) {
             return Ok(done.clone());
         }
         if self.active.len() > self.options.limits.max_nesting_depth {
@@ -62,11 +82,11 @@ impl<'a> Lowering<'a> {
                 "schema nesting through references is too deep",
             ));
         }
-        self.active.push(pointer.to_string());
+        self.active.push(key.clone());
         let result = match schema {
             Value::Bool(true) => Ok(Typed::any()),
             Value::Bool(false) => Ok(Typed::nothing()),
-            Value::Object(map) => self.object_schema(map, pointer),
+            Value::Object(map) => self.object_schema(map, pointer, closed),
             _ => Err(Diagnostic::new(
                 DiagnosticCode::InvalidKeywordValue,
                 pointer,
@@ -75,14 +95,18 @@ impl<'a> Lowering<'a> {
         };
         self.active.pop();
         let typed = result?.shared();
-        self.memo.insert(pointer.to_string(), typed.clone());
+        self.memo.insert(key, typed.clone());
         Ok(typed)
     }
 
-    fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Typed> {
-        let object = SchemaObject::read(map, pointer, self.draft)?;
+    fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str, closed: bool) -> Lowered<Typed> {
+        let object = SchemaObject::read(map, pointer, self.draft, closed)?;
         if object.reference_only {
-            return self.reference(&object, pointer);
+            let mut typed = self.reference(&object, pointer)?;
+            if object.closed_by_policy {
+                closed_in_place(&mut typed, pointer);
+            }
+            return Ok(typed);
         }
         if let Some(&(keyword, _)) = object.dynamic_references.first() {
             return Err(structured(pointer, keyword, "dynamic references are resolved by the structured backend"));
@@ -140,6 +164,9 @@ impl<'a> Lowering<'a> {
         if let Some(conditional) = &object.conditional {
             typed = self.conditional(conditional, pointer, typed)?;
         }
+        if object.closed_by_policy && object.unevaluated_properties.is_some() {
+            closed_in_place(&mut typed, pointer);
+        }
         Ok(typed)
     }
 
@@ -151,7 +178,7 @@ impl<'a> Lowering<'a> {
             let d = structured(&at, "$ref", format!("recursive reference {reference:?} needs the structured backend"));
             return Ok(Typed { slots: std::array::from_fn(|_| TypeLang::Unsupported(d.clone())) });
         }
-        self.schema(target.schema, &target.pointer)
+        self.schema_at(target.schema, &target.pointer, Position::InPlace)
     }
 
     fn type_keyword(&mut self, object: &SchemaObject, pointer: &str) -> Typed {
@@ -236,7 +263,9 @@ impl<'a> Lowering<'a> {
             "dependentSchemas",
             "unevaluatedProperties",
         ];
-        if !OBJECT_KEYWORDS.iter().any(|k| object.has(k)) {
+        // The `closed_objects` policy may give `additionalProperties` without the keyword (its
+        // `unevaluatedProperties` is read in `closed_in_place`).
+        if object.additional_properties.is_none() && !OBJECT_KEYWORDS.iter().any(|k| object.has(k)) {
             return Ok(TypeLang::Any);
         }
         if object.property_names.is_some() {
@@ -246,7 +275,7 @@ impl<'a> Lowering<'a> {
                 "key constraints are tracked by the structured backend",
             )));
         }
-        if object.unevaluated_properties.is_some() {
+        if object.unevaluated_properties.is_some() && !object.closed_by_policy {
             return Ok(TypeLang::Unsupported(structured(
                 pointer,
                 "unevaluatedProperties",
@@ -283,7 +312,7 @@ impl<'a> Lowering<'a> {
         // Lower every property schema now so that malformed ones are diagnosed whatever happens.
         let mut members: Vec<(&str, Typed, &str)> = Vec::new();
         for (name, schema) in &object.properties {
-            members.push((name, self.subschema(schema)?, &schema.1));
+            members.push((name, self.subschema(schema)?, &schema.pointer));
         }
         if max.is_some_and(|max| max < min) || required.iter().any(|r| !members.iter().any(|m| m.0 == r)) {
             return Ok(TypeLang::Excluded);
@@ -389,7 +418,7 @@ impl<'a> Lowering<'a> {
         let (min, max, unique) = (counts.min_items, counts.max_items, counts.unique_items);
         let items = &object.items;
         let prefix: Vec<(Typed, &str)> =
-            items.prefix.iter().map(|s| self.subschema(s).map(|t| (t, s.1.as_str()))).collect::<Lowered<_>>()?;
+            items.prefix.iter().map(|s| self.subschema(s).map(|t| (t, s.pointer.as_str()))).collect::<Lowered<_>>()?;
         let rest = self.optional(&items.rest)?;
         let rest_keyword = items.rest_keyword;
         let rest_at = pointer_push(pointer, rest_keyword);

@@ -16,7 +16,7 @@ use super::keywords::{is_known_keyword, unsupported_everywhere};
 use super::pointer_push;
 use super::read::{
     array_items, counts, dependencies, invalid, numeric_keywords, subschema, subschema_list, type_names, unsupported,
-    ArrayItems, Counts, Dependency, NumericKeywords, Read, Subschema,
+    ArrayItems, Counts, Dependency, NumericKeywords, Position, Read, Subschema,
 };
 use super::strings::check_string_keywords;
 use crate::error::Diagnostic;
@@ -27,11 +27,11 @@ pub(crate) trait LowerSchema {
     /// What the arm lowers a schema to.
     type Lowered;
 
-    /// Lowers the schema at `pointer`.
-    fn lower(&mut self, schema: &Value, pointer: &str) -> Result<Self::Lowered, Diagnostic>;
+    /// Lowers the schema at `pointer`, which applies at `position`.
+    fn lower(&mut self, schema: &Value, pointer: &str, position: Position) -> Result<Self::Lowered, Diagnostic>;
 
-    fn subschema(&mut self, (schema, pointer): &Subschema) -> Result<Self::Lowered, Diagnostic> {
-        self.lower(schema, pointer)
+    fn subschema(&mut self, subschema: &Subschema) -> Result<Self::Lowered, Diagnostic> {
+        self.lower(subschema.schema, &subschema.pointer, subschema.position)
     }
 
     fn subschemas(&mut self, list: &[Subschema]) -> Result<Vec<Self::Lowered>, Diagnostic> {
@@ -81,9 +81,31 @@ pub(crate) struct SchemaObject<'a> {
     pub(crate) not: Option<Subschema<'a>>,
     /// `if` with `then` and `else` (draft 7 on, and only with `if`).
     pub(crate) conditional: Option<Conditional<'a>>,
-    /// `unevaluatedProperties` and `unevaluatedItems` (2019-09 on).
+    /// `unevaluatedProperties` and `unevaluatedItems` (2019-09 on); under the `closed_objects`
+    /// policy, `unevaluatedProperties` may be the policy's `false` (see [`SchemaObject::close`]).
     pub(crate) unevaluated_properties: Option<Subschema<'a>>,
     pub(crate) unevaluated_items: Option<Subschema<'a>>,
+    /// The `closed_objects` policy gave the object a `false` schema for the keys nothing in it
+    /// declares (as `additionalProperties` or `unevaluatedProperties`).
+    pub(crate) closed_by_policy: bool,
+}
+
+/// The schema the `closed_objects` policy gives to keys nothing declares.
+static FALSE: Value = Value::Bool(false);
+
+/// The name of the `closed_objects` policy, the keyword of the diagnostics it causes.
+pub(crate) const CLOSED_OBJECTS: &str = "closed_objects";
+
+/// The pointer of the schema the `closed_objects` policy adds to the schema object at
+/// `pointer`: it names the policy and is no location (`~c` escapes nothing in a JSON Pointer, so
+/// no schema of the document has it).
+fn closing_pointer(pointer: &str) -> String {
+    format!("{pointer}/~{CLOSED_OBJECTS}")
+}
+
+/// The schema object whose [`closing_pointer`] `pointer` is, if it is one.
+pub(crate) fn closed_object_of(pointer: &str) -> Option<&str> {
+    pointer.strip_suffix(CLOSED_OBJECTS)?.strip_suffix("/~")
 }
 
 /// `if`, `then` and `else`.
@@ -94,8 +116,15 @@ pub(crate) struct Conditional<'a> {
 }
 
 impl<'a> SchemaObject<'a> {
-    /// Reads and checks the schema object at `pointer` under `draft`.
-    pub(crate) fn read(map: &'a Map<String, Value>, pointer: &str, draft: Draft) -> Read<SchemaObject<'a>> {
+    /// Reads and checks the schema object at `pointer` under `draft`; `closed`: the
+    /// `closed_objects` policy applies to it (the policy is on and the schema stands at a value
+    /// position, see [`Position`]).
+    pub(crate) fn read(
+        map: &'a Map<String, Value>,
+        pointer: &str,
+        draft: Draft,
+        closed: bool,
+    ) -> Read<SchemaObject<'a>> {
         if let Some(keyword) = map.keys().find(|k| unsupported_everywhere(k, draft)) {
             return Err(unsupported(pointer, keyword));
         }
@@ -107,6 +136,9 @@ impl<'a> SchemaObject<'a> {
         let mut object = SchemaObject::only_reference(map, reference);
         if reference.is_some() && draft < Draft::Draft201909 {
             object.reference_only = true;
+            if closed {
+                object.close(pointer, draft);
+            }
             return Ok(object);
         }
         object.types = type_names(map, pointer)?;
@@ -149,7 +181,44 @@ impl<'a> SchemaObject<'a> {
             object.unevaluated_properties = subschema(map, pointer, "unevaluatedProperties");
             object.unevaluated_items = subschema(map, pointer, "unevaluatedItems");
         }
+        if closed {
+            object.close(pointer, draft);
+        }
         Ok(object)
+    }
+
+    /// The `closed_objects` policy: the object behaves as if it had `"unevaluatedProperties":
+    /// false`, whatever its draft, unless it has an `unevaluatedProperties` of its own, says
+    /// nothing (no keyword of its draft but identifiers and `$defs`/`definitions`: `{}`, or
+    /// annotations only), or lists its values in full (`enum`, `const`). Without an in-place
+    /// applicator that could evaluate keys (`$ref`, `$dynamicRef`, `$recursiveRef`, `allOf`,
+    /// `anyOf`, `oneOf`, `if`, dependent schemas), that is `"additionalProperties": false` when it
+    /// has no `additionalProperties` (and nothing when it has one): both arms compile that form
+    /// directly, the regular one included.
+    fn close(&mut self, pointer: &str, draft: Draft) {
+        const STRUCTURAL: &[&str] =
+            &["$defs", "definitions", "$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"];
+        let says_something = self.map.keys().any(|k| is_known_keyword(k, draft) && !STRUCTURAL.contains(&k.as_str()));
+        let listed = self.enum_values.is_some() || self.const_value.is_some();
+        if self.unevaluated_properties.is_some() || !says_something || listed {
+            return;
+        }
+        let in_place = self.reference.is_some()
+            || !self.dynamic_references.is_empty()
+            || self.all_of.is_some()
+            || self.any_of.is_some()
+            || self.one_of.is_some()
+            || self.conditional.is_some()
+            || self.dependencies.iter().any(|(_, d)| matches!(d, Dependency::Schema(_)));
+        let closing = Subschema { schema: &FALSE, pointer: closing_pointer(pointer), position: Position::Value };
+        if in_place {
+            self.unevaluated_properties = Some(closing);
+        } else if self.additional_properties.is_none() {
+            self.additional_properties = Some(closing);
+        } else {
+            return;
+        }
+        self.closed_by_policy = true;
     }
 
     /// Whether the keyword is in the object, whatever its value and draft.
@@ -182,6 +251,7 @@ impl<'a> SchemaObject<'a> {
             conditional: None,
             unevaluated_properties: None,
             unevaluated_items: None,
+            closed_by_policy: false,
         }
     }
 }
@@ -192,7 +262,10 @@ fn schema_map<'a>(map: &'a Map<String, Value>, pointer: &str, keyword: &str) -> 
         None => Ok(Vec::new()),
         Some(Value::Object(entries)) => {
             let base = pointer_push(pointer, keyword);
-            Ok(entries.iter().map(|(name, schema)| (name.as_str(), (schema, pointer_push(&base, name)))).collect())
+            Ok(entries
+                .iter()
+                .map(|(name, schema)| (name.as_str(), Subschema::new(schema, pointer_push(&base, name), keyword)))
+                .collect())
         }
         Some(_) => Err(invalid(pointer, keyword, format!("{keyword} must be an object"))),
     }

@@ -12,8 +12,53 @@ use crate::options::Draft;
 
 pub(crate) type Read<T> = Result<T, Diagnostic>;
 
-/// A subschema and its JSON Pointer.
-pub(crate) type Subschema<'a> = (&'a Value, String);
+/// A subschema, its JSON Pointer and where it applies.
+#[derive(Debug, Clone)]
+pub(crate) struct Subschema<'a> {
+    pub(crate) schema: &'a Value,
+    pub(crate) pointer: String,
+    pub(crate) position: Position,
+}
+
+impl<'a> Subschema<'a> {
+    /// The subschema `schema` at `pointer`, held by `keyword`.
+    pub(crate) fn new(schema: &'a Value, pointer: String, keyword: &str) -> Subschema<'a> {
+        Subschema { schema, pointer, position: Position::of(keyword) }
+    }
+}
+
+/// Where a subschema applies: to another value (a member or an item of the instance), or to the
+/// instance itself, in place. Only the `closed_objects` policy asks: it closes the schemas at
+/// value positions, which see the annotations of everything they apply in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Position {
+    /// The root, and the schemas of `properties`, `patternProperties`, `additionalProperties`,
+    /// `unevaluatedProperties`, `items`, `prefixItems`, `additionalItems`, `contains` and
+    /// `unevaluatedItems`.
+    Value,
+    /// The schemas of `allOf`, `anyOf`, `oneOf`, `not`, `if`, `then`, `else`,
+    /// `dependentSchemas`, `dependencies` and `propertyNames`, and every reference target
+    /// (`$ref`, `$dynamicRef`, `$recursiveRef`; `$defs` are reached through them).
+    InPlace,
+}
+
+impl Position {
+    /// Where the schemas of `keyword` apply.
+    pub(crate) fn of(keyword: &str) -> Position {
+        match keyword {
+            "properties"
+            | "patternProperties"
+            | "additionalProperties"
+            | "unevaluatedProperties"
+            | "items"
+            | "prefixItems"
+            | "additionalItems"
+            | "contains"
+            | "unevaluatedItems" => Position::Value,
+            _ => Position::InPlace,
+        }
+    }
+}
 
 pub(crate) fn diag(code: DiagnosticCode, pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
     Diagnostic::new(code, pointer, message).with_keyword(keyword)
@@ -36,7 +81,7 @@ pub(crate) fn unsupported(pointer: &str, keyword: &str) -> Diagnostic {
 
 /// A keyword holding one schema.
 pub(crate) fn subschema<'a>(map: &'a Map<String, Value>, pointer: &str, keyword: &str) -> Option<Subschema<'a>> {
-    map.get(keyword).map(|value| (value, pointer_push(pointer, keyword)))
+    map.get(keyword).map(|value| Subschema::new(value, pointer_push(pointer, keyword), keyword))
 }
 
 /// A keyword holding a non-empty array of schemas (`allOf`, `anyOf`, `oneOf`).
@@ -58,7 +103,7 @@ fn schema_array<'a>(value: &'a Value, pointer: &str, keyword: &str) -> Read<Vec<
         return Err(invalid(pointer, keyword, format!("{keyword} must be an array of schemas")));
     };
     let base = pointer_push(pointer, keyword);
-    Ok(items.iter().enumerate().map(|(i, s)| (s, pointer_push(&base, &i.to_string()))).collect())
+    Ok(items.iter().enumerate().map(|(i, s)| Subschema::new(s, pointer_push(&base, &i.to_string()), keyword)).collect())
 }
 
 /// A non-negative integer keyword (draft 6+ accepts integral decimals such as `2.0`).
@@ -319,7 +364,9 @@ pub(crate) fn dependencies<'a>(
                     Dependency::Required(names(list)?)
                 }
                 ("dependentSchemas", Value::Object(_) | Value::Bool(_))
-                | ("dependencies", Value::Object(_) | Value::Bool(_)) => Dependency::Schema((dependency, at.clone())),
+                | ("dependencies", Value::Object(_) | Value::Bool(_)) => {
+                    Dependency::Schema(Subschema::new(dependency, at.clone(), keyword))
+                }
                 _ => {
                     let message = format!("{keyword} values must be property lists or schemas");
                     return Err(diag(DiagnosticCode::InvalidKeywordValue, &at, keyword, message));

@@ -19,7 +19,7 @@ use crate::error::{Diagnostic, DiagnosticCode};
 use crate::numbers::{Decimal, NumberConstraints};
 use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::object::{LowerSchema, SchemaObject};
-use crate::schema::read::{self, Dependency};
+use crate::schema::read::{self, Dependency, Position};
 use crate::schema::strings::{
     cached_literal_texts, cached_pattern_keys, string_language, LengthRange, StringLanguage, StringSyntax,
 };
@@ -116,8 +116,8 @@ impl Types {
 impl LowerSchema for Lowering<'_> {
     type Lowered = NodeId;
 
-    fn lower(&mut self, schema: &Value, pointer: &str) -> Lowered<NodeId> {
-        self.schema(schema, pointer)
+    fn lower(&mut self, schema: &Value, pointer: &str, position: Position) -> Lowered<NodeId> {
+        self.schema(schema, pointer, position)
     }
 }
 
@@ -145,16 +145,21 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    pub(crate) fn schema(&mut self, schema: &Value, pointer: &str) -> Lowered<NodeId> {
+    /// Lowers the schema at `pointer`, which applies at `position` (the root: a value position).
+    pub(crate) fn schema(&mut self, schema: &Value, pointer: &str, position: Position) -> Lowered<NodeId> {
+        // A schema the `closed_objects` policy closes is a node apart from the same schema
+        // applied in place (reached through a `$ref` to it, say).
+        let closed = self.options.closed_objects && position == Position::Value;
+        let mark = if closed { "\u{2}closed" } else { "" };
         if !self.document.resources().dynamic {
-            return self.schema_in_scope(schema, pointer, pointer.to_string());
+            return self.schema_in_scope(schema, pointer, format!("{pointer}{mark}"), closed);
         }
         let saved = self.scope.clone();
         if self.document.resources().is_resource_root(pointer) {
             self.enter(pointer);
         }
-        let key = format!("{pointer}\u{1}{}", self.scope.fingerprint());
-        let lowered = self.schema_in_scope(schema, pointer, key);
+        let key = format!("{pointer}\u{1}{}{mark}", self.scope.fingerprint());
+        let lowered = self.schema_in_scope(schema, pointer, key, closed);
         self.scope = saved;
         lowered
     }
@@ -174,7 +179,7 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn schema_in_scope(&mut self, schema: &Value, pointer: &str, key: String) -> Lowered<NodeId> {
+    fn schema_in_scope(&mut self, schema: &Value, pointer: &str, key: String, closed: bool) -> Lowered<NodeId> {
         if let Some(&id) = self.nodes.get(&key) {
             return Ok(id);
         }
@@ -195,7 +200,7 @@ impl<'a> Lowering<'a> {
                 let id = self.graph.reserve();
                 self.nodes.insert(key, id);
                 self.depth += 1;
-                let operands = self.object_schema(map, pointer);
+                let operands = self.object_schema(map, pointer, closed);
                 self.depth -= 1;
                 self.graph.set_all(id, operands?);
                 Ok(id)
@@ -209,10 +214,16 @@ impl<'a> Lowering<'a> {
     }
 
     /// The conjunction of node ids a schema object stands for.
-    fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str) -> Lowered<Vec<NodeId>> {
-        let object = SchemaObject::read(map, pointer, self.draft)?;
+    fn object_schema(&mut self, map: &Map<String, Value>, pointer: &str, closed: bool) -> Lowered<Vec<NodeId>> {
+        let object = SchemaObject::read(map, pointer, self.draft, closed)?;
         if object.reference_only {
-            return Ok(vec![self.reference(&object, pointer)?]);
+            let target = self.reference(&object, pointer)?;
+            return Ok(match self.optional(&object.unevaluated_properties)? {
+                Some(properties) => {
+                    vec![self.graph.unevaluated(target, Some(properties), None, &unevaluated_at(&object, pointer))]
+                }
+                None => vec![target],
+            });
         }
         let types = self.types(&object);
         let mut node = Node {
@@ -316,7 +327,7 @@ impl<'a> Lowering<'a> {
         let items = self.optional(&object.unevaluated_items)?;
         if properties.is_some() || items.is_some() {
             let base = self.graph.all(operands);
-            return Ok(vec![self.graph.unevaluated(base, properties, items, pointer)]);
+            return Ok(vec![self.graph.unevaluated(base, properties, items, &unevaluated_at(&object, pointer))]);
         }
         Ok(operands)
     }
@@ -406,13 +417,13 @@ impl<'a> Lowering<'a> {
     /// Lowers a reference target, inside the resource that holds it (for the dynamic scope).
     fn target(&mut self, schema: &Value, pointer: &str) -> Lowered<NodeId> {
         if !self.document.resources().dynamic {
-            return self.schema(schema, pointer);
+            return self.schema(schema, pointer, Position::InPlace);
         }
         let saved = self.scope.clone();
         if let Some(root) = self.document.resources().resource_of(pointer).cloned() {
             self.enter(&root);
         }
-        let lowered = self.schema(schema, pointer);
+        let lowered = self.schema(schema, pointer, Position::InPlace);
         self.scope = saved;
         lowered
     }
@@ -570,7 +581,7 @@ impl<'a> Lowering<'a> {
         }
         for (pattern, schema) in &object.pattern_properties {
             let limit = self.options.limits.max_dfa_states;
-            let keys = cached_pattern_keys(pattern, limit, &schema.1, "patternProperties")?;
+            let keys = cached_pattern_keys(pattern, limit, &schema.pointer, "patternProperties")?;
             let node = self.subschema(schema)?;
             patterns.push(PatternProperty { keys, node, owner: 0 });
         }
@@ -621,10 +632,23 @@ impl<'a> Lowering<'a> {
                 }
                 let len = properties.len() as u64;
                 let required = properties.keys().cloned().collect();
-                node.objects.push(ObjectShape::plain(properties, NEVER, required, len, Some(len)));
+                let mut shape = ObjectShape::plain(properties, NEVER, required, len, Some(len));
+                // The keys of a listed object are declared: what the `closed_objects` policy
+                // closes around it (through `anyOf`, say) still admits it.
+                shape.evaluated.all = self.options.closed_objects;
+                node.objects.push(shape);
             }
         }
         Ok(self.graph.add(node))
+    }
+}
+
+/// The pointer `unevaluated*` diagnostics name: the schema object's, or under the
+/// `closed_objects` policy (which wrote no keyword) one ending in the policy's name.
+fn unevaluated_at(object: &SchemaObject, pointer: &str) -> String {
+    match &object.unevaluated_properties {
+        Some(closing) if object.closed_by_policy && object.unevaluated_items.is_none() => closing.pointer.clone(),
+        _ => pointer.to_string(),
     }
 }
 

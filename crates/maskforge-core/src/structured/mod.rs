@@ -86,7 +86,7 @@ fn compile_with(
     exclusive_one_of: &lower::OneOfOverlaps,
 ) -> Result<Lowered> {
     let mut lowering = lower::Lowering::new(document, options, exclusive_one_of);
-    let root = lowering.schema(document.root(), "")?;
+    let root = lowering.schema(document.root(), "", crate::schema::read::Position::Value)?;
     let one_of_checks = std::mem::take(&mut lowering.one_of_checks);
     let mut graph = lowering.graph;
     graph.finish().map_err(graph_diagnostic)?;
@@ -133,10 +133,15 @@ fn graph_diagnostic(error: graph::GraphError) -> Diagnostic {
     use graph::GraphError::*;
     let (code, message) = match error {
         Unsupported { pointer, what } => {
-            let keyword = pointer.rsplit('/').next().unwrap_or("not").to_string();
+            // What the `closed_objects` policy adds is no location: the schema object it closes is.
+            let (at, keyword) = match crate::schema::object::closed_object_of(&pointer) {
+                Some(object) => (object, crate::schema::object::CLOSED_OBJECTS),
+                None => (&*pointer, pointer.rsplit('/').next().unwrap_or("not")),
+            };
+            let keyword = keyword.to_string();
             return Diagnostic::new(
                 DiagnosticCode::UnsupportedKeyword,
-                pointer.to_string(),
+                at.to_string(),
                 format!("{keyword} needs {what}, which is not supported yet"),
             )
             .with_keyword(keyword);

@@ -29,13 +29,21 @@ impl Graph {
         schema: NodeId,
         pointer: &Arc<str>,
     ) -> Result<Vec<ObjectShape>, GraphError> {
+        // A shape that evaluates every key evaluates the same whatever its names and patterns
+        // (closed objects, and listed ones under `closed_objects`): one key for all of them.
         let key = |s: &ObjectShape| {
+            if s.evaluated.all {
+                return (true, BTreeSet::new(), BTreeSet::new());
+            }
             let patterns: BTreeSet<AutomatonId> = s.patterns.iter().map(|p| AutomatonId::of(&p.keys)).collect();
-            (s.evaluated.all, s.evaluated.names.clone(), patterns)
+            (false, s.evaluated.names.clone(), patterns)
         };
         let union = |a: &(bool, BTreeSet<String>, BTreeSet<AutomatonId>),
                      b: &(bool, BTreeSet<String>, BTreeSet<AutomatonId>)| {
-            (a.0 || b.0, a.1.union(&b.1).cloned().collect(), a.2.union(&b.2).cloned().collect())
+            if a.0 || b.0 {
+                return (true, BTreeSet::new(), BTreeSet::new());
+            }
+            (false, a.1.union(&b.1).cloned().collect(), a.2.union(&b.2).cloned().collect())
         };
         let keys: Vec<_> = shapes.iter().map(key).collect();
         let subsets = combinations(&keys, union, pointer)?;
