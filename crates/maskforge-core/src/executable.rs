@@ -14,6 +14,16 @@ use crate::structured::{DocumentMatcher, StructuredProgram};
 #[derive(Debug)]
 pub struct ExecutableSchema {
     backend: Backend,
+    output: Output,
+}
+
+/// What the text a program accepts is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// One JSON value (a schema's instance), with insignificant whitespace around and inside.
+    JsonValue,
+    /// Raw text, every byte significant (a regex's or a choice's): nothing is whitespace.
+    Text,
 }
 
 #[derive(Debug)]
@@ -49,7 +59,7 @@ impl ExecutableSchema {
         let structured = crate::structured::compile_program(document, options);
         match structured {
             Ok(program) if program.beyond_regular_arm() => {
-                Ok(ExecutableSchema { backend: Backend::Structured(Arc::new(program)) })
+                Ok(ExecutableSchema { backend: Backend::Structured(Arc::new(program)), output: Output::JsonValue })
             }
             structured => Self::regular_first(document, options, Some(structured)),
         }
@@ -75,7 +85,17 @@ impl ExecutableSchema {
             },
             Err(e) => return Err(e),
         };
-        Ok(ExecutableSchema { backend })
+        Ok(ExecutableSchema { backend, output: Output::JsonValue })
+    }
+
+    /// The raw text of a regular language (a regex's, a choice's) as an executable.
+    pub(crate) fn text(language: ByteDfa) -> ExecutableSchema {
+        ExecutableSchema { backend: Backend::Regular(Arc::new(language)), output: Output::Text }
+    }
+
+    /// Whether the program accepts one JSON value or raw text.
+    pub fn output(&self) -> Output {
+        self.output
     }
 
     /// Whether this schema runs on the pushdown (structured) backend.

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use crate::automata::{StateId, DEAD};
 use crate::bind::{BoundKind, BoundSchema, MaskCost, MaskRoute, RegularMasks, StringMemo, StructuredMasks};
 use crate::error::{Error, RejectReason, Result};
+use crate::executable::Output;
 use crate::mask;
 use crate::options::SessionOptions;
 use crate::structured::DocumentMatcher;
@@ -28,8 +29,11 @@ pub struct Session {
     position: Position,
     finished: bool,
     history: History,
-    /// What the masks inside the current string worked out (see [`StringMemo`]).
-    strings: Mutex<StringMemo>,
+    /// Tokens committed since the start (EOS included), rollbacks deducted.
+    tokens: usize,
+    /// What the masks inside the current string worked out (see [`StringMemo`]); a fork shares
+    /// it until one of the two changes it.
+    strings: Mutex<Arc<StringMemo>>,
 }
 
 impl Clone for Session {
@@ -39,7 +43,8 @@ impl Clone for Session {
             position: self.position.clone(),
             finished: self.finished,
             history: self.history.clone(),
-            strings: Mutex::new(self.strings.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            tokens: self.tokens,
+            strings: Mutex::new(Arc::clone(&self.strings.lock().unwrap_or_else(|e| e.into_inner()))),
         }
     }
 }
@@ -60,7 +65,8 @@ struct History {
 /// The state a session had before one committed token.
 #[derive(Debug)]
 struct Undo {
-    position: Position,
+    /// `None` only while [`History::take_back`] moves it out of an entry it then drops.
+    position: Option<Position>,
     finished: bool,
     earlier: Option<Arc<Undo>>,
 }
@@ -78,6 +84,12 @@ impl Drop for Undo {
     }
 }
 
+impl Undo {
+    fn kept_position(&self) -> &Position {
+        self.position.as_ref().expect("an entry keeps its position until taken")
+    }
+}
+
 impl History {
     fn new(max: Option<usize>) -> History {
         History { newest: None, len: 0, max }
@@ -92,7 +104,7 @@ impl History {
         if self.max == Some(0) {
             return;
         }
-        self.newest = Some(Arc::new(Undo { position, finished, earlier: self.newest.take() }));
+        self.newest = Some(Arc::new(Undo { position: Some(position), finished, earlier: self.newest.take() }));
         self.len += 1;
         // Past twice the bound, the newest `max` entries are rebuilt into a list of their own and
         // the rest is dropped: memory stays within the bound at an amortised entry per token.
@@ -100,33 +112,56 @@ impl History {
             let mut kept = Vec::with_capacity(max);
             let mut at = self.newest.as_deref();
             while let Some(node) = at.filter(|_| kept.len() < max) {
-                kept.push((node.position.clone(), node.finished));
+                kept.push((node.kept_position().clone(), node.finished));
                 at = node.earlier.as_deref();
             }
             self.newest = None;
             for (position, finished) in kept.into_iter().rev() {
-                self.newest = Some(Arc::new(Undo { position, finished, earlier: self.newest.take() }));
+                self.newest = Some(Arc::new(Undo { position: Some(position), finished, earlier: self.newest.take() }));
             }
             self.len = max;
         }
     }
 
-    /// The state `n` tokens back (`n <= available()`), with the history before it.
-    fn back(&self, n: usize) -> (Position, bool, History) {
-        let mut at = self.newest.as_ref().expect("n tokens are kept");
+    /// Takes the state `n` tokens back (`0 < n <= available()`), leaving the history before
+    /// it. Entries no fork shares are moved out, not copied: the usual rollback, of tokens the
+    /// session itself just committed, allocates nothing.
+    fn take_back(&mut self, n: usize) -> (Position, bool) {
         for _ in 1..n {
-            at = at.earlier.as_ref().expect("n tokens are kept");
+            let node = self.newest.take().expect("n tokens are kept");
+            self.newest = match Arc::try_unwrap(node) {
+                Ok(mut node) => node.earlier.take(),
+                Err(shared) => shared.earlier.clone(),
+            };
         }
-        let earlier = History { newest: at.earlier.clone(), len: self.len - n, max: self.max };
-        (at.position.clone(), at.finished, earlier)
+        let node = self.newest.take().expect("n tokens are kept");
+        self.len -= n;
+        match Arc::try_unwrap(node) {
+            Ok(mut node) => {
+                self.newest = node.earlier.take();
+                (node.position.take().expect("an entry keeps its position until taken"), node.finished)
+            }
+            // Shared with a fork: copy the one entry that is needed.
+            Err(shared) => {
+                self.newest = shared.earlier.clone();
+                (shared.kept_position().clone(), shared.finished)
+            }
+        }
     }
 }
 
 /// Where a session stands, with the bound arm that reads it.
 #[derive(Debug, Clone)]
 enum Position {
-    Regular { masks: Arc<RegularMasks>, state: StateId },
-    Structured { masks: Arc<StructuredMasks>, matcher: Box<DocumentMatcher> },
+    Regular {
+        masks: Arc<RegularMasks>,
+        state: StateId,
+    },
+    /// The matcher is shared by forks and history entries; a step makes a new one.
+    Structured {
+        masks: Arc<StructuredMasks>,
+        matcher: Arc<DocumentMatcher>,
+    },
 }
 
 /// Sessions start from a bound schema; binding itself knows nothing of them.
@@ -173,14 +208,14 @@ impl Session {
     pub(crate) fn new(bound: Arc<crate::bind::BoundInner>, options: SessionOptions) -> Self {
         let position = Session::start(&bound);
         let history = History::new(options.max_rollback_tokens);
-        Session { bound, position, finished: false, history, strings: Mutex::default() }
+        Session { bound, position, finished: false, history, tokens: 0, strings: Mutex::default() }
     }
 
     fn start(bound: &crate::bind::BoundInner) -> Position {
         match &bound.kind {
             BoundKind::Regular(masks) => Position::Regular { state: masks.dfa.start(), masks: Arc::clone(masks) },
             BoundKind::Structured(masks) => {
-                Position::Structured { matcher: Box::new(masks.program.start()), masks: Arc::clone(masks) }
+                Position::Structured { matcher: Arc::new(masks.program.start()), masks: Arc::clone(masks) }
             }
         }
     }
@@ -199,7 +234,7 @@ impl Session {
         match &self.position {
             Position::Regular { masks, state } => out.copy_from_slice(masks.row(*state)),
             Position::Structured { masks, matcher } => {
-                masks.mask(matcher, &self.strings, out);
+                masks.mask(matcher, &self.strings, self.tokens, out);
             }
         }
         Ok(())
@@ -218,7 +253,7 @@ impl Session {
             Position::Structured { masks, matcher } => {
                 // A memo of its own, so that the count does not depend on the masks written before.
                 let mut scratch = vec![0u32; self.bound.word_count];
-                masks.mask(matcher, &Mutex::default(), &mut scratch)
+                masks.mask(matcher, &Mutex::default(), self.tokens, &mut scratch)
             }
         }
     }
@@ -305,10 +340,28 @@ impl Session {
             return Err(Error::RollbackTooFar { requested: n, available });
         }
         if n > 0 {
-            let (position, finished, earlier) = self.history.back(n);
-            (self.position, self.finished, self.history) = (position, finished, earlier);
-            // The memo follows the tokens committed inside a string; it is worked out again.
-            *self.strings.get_mut().unwrap_or_else(|e| e.into_inner()) = StringMemo::default();
+            (self.position, self.finished) = self.history.take_back(n);
+            self.tokens -= n;
+            // Back inside the string the memo was worked out in, it holds at the earlier states.
+            let memo = self.strings.get_mut().unwrap_or_else(|e| e.into_inner());
+            if !memo.is_empty() {
+                let leaves = match &self.position {
+                    Position::Structured { matcher, .. } if !self.finished => matcher.forgotten_string_leaves(),
+                    _ => None,
+                };
+                let holds = match Arc::get_mut(memo) {
+                    Some(own) => own.holds_after_rollback(leaves.as_deref(), self.tokens),
+                    None => {
+                        let mut copy = StringMemo::clone(memo);
+                        let holds = copy.holds_after_rollback(leaves.as_deref(), self.tokens);
+                        *memo = Arc::new(copy);
+                        holds
+                    }
+                };
+                if !holds {
+                    *memo = Arc::default();
+                }
+            }
         }
         Ok(())
     }
@@ -318,8 +371,9 @@ impl Session {
         self.history.available()
     }
 
-    /// An independent session at the same position, with the same history: its cost is a copy
-    /// of the open containers (the history is shared until either session moves on).
+    /// An independent session at the same position, with the same history: its cost is a few
+    /// shared pointers (the matcher, the history and the string memo are shared until either
+    /// session moves on).
     pub fn fork(&self) -> Session {
         self.clone()
     }
@@ -329,6 +383,7 @@ impl Session {
     /// where the object's next key is determined. An escape that spells the same character as a
     /// plain one (`\u0064` for `d`) is another spelling, not a choice, so the plain character is
     /// forced: appending this text never loses a value. Whitespace, where allowed, is a choice.
+    /// On raw text ([`Output::Text`]) every byte is significant and escapes are text like any.
     /// Empty when the session accepts now (EOS is a continuation) or is finished. At most
     /// [`MAX_FORCED_BYTES`].
     pub fn forced_bytes(&self) -> Vec<u8> {
@@ -336,12 +391,13 @@ impl Session {
         if self.finished {
             return forced;
         }
+        let json = self.bound.executable.output() == Output::JsonValue;
         let mut position = self.position.clone();
         while forced.len() < MAX_FORCED_BYTES && !position.is_accepting() {
             let mut live = (0..=255u8).filter_map(|b| position.after_byte(b).map(|next| (b, next)));
             let next = match (live.next(), live.next(), live.next()) {
                 (Some((b, next)), None, _) => (b, next),
-                (Some((a, after_a)), Some((b, after_b)), None) => match (a, b) {
+                (Some((a, after_a)), Some((b, after_b)), None) if json => match (a, b) {
                     (b'\\', c) if escapes_only_spell(&after_a, c) => (c, after_b),
                     (c, b'\\') if escapes_only_spell(&after_b, c) => (c, after_a),
                     _ => break,
@@ -359,7 +415,8 @@ impl Session {
         self.position = Session::start(&self.bound);
         self.finished = false;
         self.history = History::new(self.history.max);
-        *self.strings.get_mut().unwrap_or_else(|e| e.into_inner()) = StringMemo::default();
+        self.tokens = 0;
+        *self.strings.get_mut().unwrap_or_else(|e| e.into_inner()) = Arc::default();
     }
 
     /// What committing `token` now would do, without committing it: the first half of a
@@ -378,14 +435,16 @@ impl Session {
             Step::Finish => (self.position.clone(), true),
             Step::Stay => (self.position.clone(), self.finished),
             Step::Move(next) => {
-                if let Some(bytes) = self.bound.vocabulary.token_bytes(token) {
-                    self.strings.get_mut().unwrap_or_else(|e| e.into_inner()).advance(bytes);
+                let memo = self.strings.get_mut().unwrap_or_else(|e| e.into_inner());
+                if let (Some(bytes), false) = (self.bound.vocabulary.token_bytes(token), memo.is_empty()) {
+                    Arc::make_mut(memo).advance(bytes);
                 }
                 (next, self.finished)
             }
         };
         let before = std::mem::replace(&mut self.position, position);
         self.history.push(before, std::mem::replace(&mut self.finished, finished));
+        self.tokens += 1;
     }
 
     /// The steps of `tokens` one after another from the current state, or the first refusal
@@ -436,9 +495,9 @@ impl Session {
                 next => Ok(Step::Move(Position::Regular { masks: Arc::clone(masks), state: next })),
             },
             Position::Structured { masks, matcher } => {
-                let mut next = matcher.clone();
+                let mut next = DocumentMatcher::clone(matcher);
                 if next.feed_all(&masks.program.graph, bytes) {
-                    Ok(Step::Move(Position::Structured { masks: Arc::clone(masks), matcher: next }))
+                    Ok(Step::Move(Position::Structured { masks: Arc::clone(masks), matcher: Arc::new(next) }))
                 } else {
                     reject(RejectReason::LeavesLanguage)
                 }
@@ -458,8 +517,17 @@ impl Session {
     /// root number, which more digits could extend, until whitespace follows it). Whitespace
     /// after a JSON value is insignificant, so ending the output here loses no value: generation
     /// loops end a row here as if EOS were chosen.
+    ///
+    /// On raw text ([`Output::Text`]) whitespace is text: a session is done there once nothing
+    /// at all can follow.
     pub fn is_done(&self) -> bool {
-        self.finished || self.position.only_whitespace_follows()
+        if self.finished {
+            return true;
+        }
+        match self.bound.executable.output() {
+            Output::JsonValue => self.position.only_whitespace_follows(),
+            Output::Text => self.position.is_accepting() && (0..=255u8).all(|b| self.position.after_byte(b).is_none()),
+        }
     }
 
     /// `ceil(mask_vocab_size / 32)`: the u32 words of this session's masks.
@@ -555,8 +623,8 @@ impl Position {
                 if matcher.refuses(graph, b) {
                     return None;
                 }
-                let mut next = matcher.clone();
-                next.feed(graph, b).then(|| Position::Structured { masks: Arc::clone(masks), matcher: next })
+                let mut next = DocumentMatcher::clone(matcher);
+                next.feed(graph, b).then(|| Position::Structured { masks: Arc::clone(masks), matcher: Arc::new(next) })
             }
         }
     }

@@ -98,6 +98,9 @@ pub(crate) struct StringMemo {
     pub(crate) value_tails: Vec<(ValueOutcome, Option<Arc<Vec<u32>>>)>,
     /// Whole masks by the tracks' states; shared by forks, which only read them.
     masks: Vec<(Vec<StateId>, Arc<[u32]>)>,
+    /// The session's committed-token count when the memo was worked out: every position
+    /// since, up to the session's, is inside this string (leaving it clears the memo).
+    entered_at: usize,
 }
 
 /// Whole masks kept per string: a plain string stays in one state, a patterned one moves
@@ -105,26 +108,56 @@ pub(crate) struct StringMemo {
 const MASKS_PER_STRING: usize = 4;
 
 impl StringMemo {
-    /// Starts over unless the memo was worked out in this string, now at `leaves`.
-    pub(crate) fn enter(&mut self, leaves: &[(&Arc<ByteDfa>, StateId)]) {
-        let current = self.leaves.len() == leaves.len()
+    /// Nothing worked out: the session is outside a string, or has asked for no mask in it.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.leaves.is_empty() && self.admitted.is_empty() && self.value_tails.is_empty() && self.masks.is_empty()
+    }
+
+    /// Whether the memo was worked out in the string the session is in, now at `leaves`.
+    fn is_at(&self, leaves: &[(&Arc<ByteDfa>, StateId)]) -> bool {
+        self.leaves.len() == leaves.len()
             && self
                 .leaves
                 .iter()
                 .zip(leaves)
-                .all(|((dfa, at), (string, state))| Arc::ptr_eq(dfa, string) && at == state);
-        if !current {
+                .all(|((dfa, at), (string, state))| Arc::ptr_eq(dfa, string) && at == state)
+    }
+
+    /// Starts over unless the memo was worked out in this string, now at `leaves`; `tokens`:
+    /// the session's committed-token count.
+    pub(crate) fn enter(&mut self, leaves: &[(&Arc<ByteDfa>, StateId)], tokens: usize) {
+        if !self.is_at(leaves) {
             *self = StringMemo {
                 leaves: leaves.iter().map(|&(dfa, state)| (Arc::clone(dfa), state)).collect(),
+                entered_at: tokens,
                 ..StringMemo::default()
             };
         }
     }
 
-    /// The mask worked out at the current states, if any.
-    pub(crate) fn mask(&self) -> Option<&[u32]> {
+    /// The mask worked out at `leaves`, if the memo is at them and has one.
+    pub(crate) fn mask_at(&self, leaves: &[(&Arc<ByteDfa>, StateId)]) -> Option<&[u32]> {
+        if !self.is_at(leaves) {
+            return None;
+        }
         let current = || self.leaves.iter().map(|&(_, state)| state);
         self.masks.iter().find(|(states, _)| states.iter().copied().eq(current())).map(|(_, mask)| &mask[..])
+    }
+
+    /// After a rollback to a session with `tokens` committed tokens, at `leaves` (`None`:
+    /// outside a forgotten string): whether the memo still holds there. It does when the
+    /// session is back at or after the token the memo was worked out at, all of whose positions
+    /// are inside this string; then only the tracks' states move back.
+    pub(crate) fn holds_after_rollback(&mut self, leaves: Option<&[(&Arc<ByteDfa>, StateId)]>, tokens: usize) -> bool {
+        let Some(leaves) = leaves.filter(|_| tokens >= self.entered_at) else { return false };
+        let same_string = self.leaves.len() == leaves.len()
+            && self.leaves.iter().zip(leaves).all(|((dfa, _), (string, _))| Arc::ptr_eq(dfa, string));
+        if same_string {
+            for ((_, at), &(_, state)) in self.leaves.iter_mut().zip(leaves) {
+                *at = state;
+            }
+        }
+        same_string
     }
 
     /// Keeps `mask` as the one at the current states.

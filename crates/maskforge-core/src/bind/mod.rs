@@ -413,7 +413,15 @@ impl RegularMasks {
 impl StructuredMasks {
     /// Writes the mask of a structured position; says which route it took and how many
     /// token-trie nodes the matcher was stepped through (a counter, not a timing).
-    pub(crate) fn mask(&self, matcher: &DocumentMatcher, memo: &Mutex<StringMemo>, out: &mut [u32]) -> MaskCost {
+    /// `memo` is shared with the session's forks until one of them changes it; `tokens` is the
+    /// session's committed-token count.
+    pub(crate) fn mask(
+        &self,
+        matcher: &DocumentMatcher,
+        memo: &Mutex<Arc<StringMemo>>,
+        tokens: usize,
+        out: &mut [u32],
+    ) -> MaskCost {
         let StructuredMasks { program, trie, strings, values, .. } = self;
         let graph = &program.graph;
         let slack = strings.longest_token;
@@ -422,14 +430,17 @@ impl StructuredMasks {
             Some(contexts) => {
                 // Inside strings: each track's automaton decides the tokens that stay inside
                 // (their union is admitted); the tokens that close a string are walked from it.
-                let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+                let mut shared = memo.lock().unwrap_or_else(|e| e.into_inner());
                 let forgotten = matcher.forgotten_string_leaves();
                 if let Some(leaves) = &forgotten {
-                    memo.enter(leaves);
-                    if let Some(mask) = memo.mask() {
+                    if let Some(mask) = shared.mask_at(leaves) {
                         out.copy_from_slice(mask);
                         return MaskCost { route: MaskRoute::StringRows, trie_steps };
                     }
+                }
+                let memo = Arc::make_mut(&mut shared);
+                if let Some(leaves) = &forgotten {
+                    memo.enter(leaves, tokens);
                 }
                 // A value string every track reads alike: see `closing`.
                 let keys = matcher.key_closes(graph);
@@ -440,7 +451,7 @@ impl StructuredMasks {
                 } else if let ([(string, state)], true) = (&contexts[..], matcher.closing_forgets_content(graph)) {
                     let split = self.string_split(strings, string, *state);
                     out.copy_from_slice(&split.inside);
-                    trie_steps += self.close_forgetting(matcher, &split, string, *state, &mut memo, out);
+                    trie_steps += self.close_forgetting(matcher, &split, string, *state, memo, out);
                 } else if let Some(closes) = matcher.value_closes() {
                     let memo = forgotten.is_some().then_some(&mut *memo);
                     trie_steps += self.close_values(matcher, &closes, &contexts, memo, out);
