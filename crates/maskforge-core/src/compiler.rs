@@ -82,15 +82,67 @@ impl Compiler {
         self.compile_document(document)
     }
 
+    /// Compiles a regular expression on raw text (no JSON around it): the output must match it
+    /// as a whole, as if written `^(?:pattern)$`. ECMA-262 syntax and semantics as for a schema's
+    /// `pattern` (code points, `\p{..}`, lookaheads at the start; no backreferences or
+    /// lookbehind): what it does not support is an [`Error::Schema`](crate::Error::Schema) with
+    /// code [`DiagnosticCode::UnsupportedPattern`](crate::DiagnosticCode::UnsupportedPattern) and
+    /// keyword `regex`; a regex that matches nothing is
+    /// [`UnsatisfiableSchema`](crate::DiagnosticCode::UnsatisfiableSchema).
+    ///
+    /// ```
+    /// use maskforge_core::{Compiler, CompilerOptions, Output};
+    ///
+    /// let program = Compiler::new(CompilerOptions::default()).compile_regex(r"\d{3}-[a-z]+")?;
+    /// assert!(program.executable().accepts(b"123-abc"));
+    /// assert!(!program.executable().accepts(b"x123-abc")); // anchored at both ends
+    /// assert_eq!(program.executable().output(), Output::Text);
+    /// # Ok::<(), maskforge_core::Error>(())
+    /// ```
+    pub fn compile_regex(&self, pattern: &str) -> Result<SchemaProgram> {
+        // Canonical JSON never starts with a NUL: the keys of raw-text programs are apart.
+        let canonical = format!("\0regex\0{pattern}");
+        self.cached(canonical, || Ok(ExecutableSchema::text(crate::text::regex_language(pattern, &self.options)?)))
+    }
+
+    /// Compiles a choice among strings: the output is exactly one of them, as raw text. An
+    /// empty list is [`DiagnosticCode::InvalidKeywordValue`](crate::DiagnosticCode::InvalidKeywordValue)
+    /// with keyword `choices`.
+    ///
+    /// ```
+    /// use maskforge_core::{Compiler, CompilerOptions};
+    ///
+    /// let program = Compiler::new(CompilerOptions::default()).compile_choice(&["yes", "no"])?;
+    /// assert!(program.executable().accepts(b"no"));
+    /// assert!(!program.executable().accepts(b"\"no\""));
+    /// # Ok::<(), maskforge_core::Error>(())
+    /// ```
+    pub fn compile_choice<S: AsRef<str>>(&self, choices: &[S]) -> Result<SchemaProgram> {
+        let listed: Vec<&str> = choices.iter().map(AsRef::as_ref).collect();
+        let canonical = format!("\0choice\0{}", serde_json::to_string(&listed).expect("strings serialise"));
+        self.cached(canonical, || Ok(ExecutableSchema::text(crate::text::choice_language(choices, &self.options)?)))
+    }
+
+    /// Compiles "any JSON object" (what serving engines call `json_object`): the schema
+    /// `{"type": "object"}` under this compiler's options.
+    pub fn compile_json_object(&self) -> Result<SchemaProgram> {
+        self.compile_json_schema(r#"{"type": "object"}"#)
+    }
+
     fn compile_document(&self, document: SchemaDocument) -> Result<SchemaProgram> {
         // Key order is insignificant in JSON Schema, except for `properties` once the declared
         // order is a policy: then the text keeps the schema's own order.
         let canonical = document.identity_text(self.options.property_order == PropertyOrder::Any);
+        self.cached(canonical, || ExecutableSchema::compile(&document, &self.options))
+    }
+
+    /// The program of the executable cached under `canonical`, built by `build` on a miss.
+    fn cached(&self, canonical: String, build: impl FnOnce() -> Result<ExecutableSchema>) -> Result<SchemaProgram> {
         let key = ExecutableKey::new(canonical, self.options.compile_identity());
         let executable = match self.executables.get(&key) {
             Some(hit) => hit,
             None => {
-                let executable = Arc::new(ExecutableSchema::compile(&document, &self.options)?);
+                let executable = Arc::new(build()?);
                 self.executables.insert(key, Arc::clone(&executable), executable.heap_bytes());
                 executable
             }

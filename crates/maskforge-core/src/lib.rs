@@ -58,6 +58,7 @@ pub mod runtime;
 mod schema;
 mod session;
 mod structured;
+mod text;
 mod vocabulary;
 
 pub use batch::{advance_batch, fill_masks, rollback_batch};
@@ -65,7 +66,7 @@ pub use bind::{BoundSchema, MaskCost, MaskRoute};
 pub use cache::CacheStats;
 pub use compiler::{Compiler, SchemaProgram};
 pub use error::{Diagnostic, DiagnosticCode, Error, RejectReason, Result};
-pub use executable::ExecutableSchema;
+pub use executable::{ExecutableSchema, Output};
 pub use limits::SchemaResourceLimits;
 pub use options::{BindPolicy, CompilerOptions, Draft, PropertyOrder, SessionOptions};
 pub use registry::{MapRegistry, Registry, SchemaRegistry};

@@ -239,6 +239,45 @@ impl PyCompiler {
         Ok(PySchemaProgram { inner })
     }
 
+    /// Compiles a regular expression on raw text (ECMA-262 syntax, as a schema's `pattern`),
+    /// matched against the whole output.
+    fn compile_regex(&self, py: Python<'_>, pattern: &Bound<'_, PyAny>) -> PyResult<PySchemaProgram> {
+        let pattern: String = pattern
+            .cast::<PyString>()
+            .map_err(|_| {
+                type_error(py, format!("compile_regex() takes the pattern as a str, got {}", type_name(pattern)))
+            })?
+            .to_str()
+            .map_err(|_| invalid_text(py))?
+            .to_owned();
+        let compiler = &self.inner;
+        let inner = detached(py, || compiler.compile_regex(&pattern))?;
+        Ok(PySchemaProgram { inner })
+    }
+
+    /// Compiles a choice among strings: the output is exactly one of them, as raw text.
+    fn compile_choice(&self, py: Python<'_>, choices: &Bound<'_, PyAny>) -> PyResult<PySchemaProgram> {
+        if choices.cast::<PyString>().is_ok() {
+            return Err(type_error(py, "compile_choice() takes a list of strings, not one str".to_owned()));
+        }
+        let listed: Vec<String> = choices
+            .try_iter()
+            .and_then(|items| items.map(|item| item.and_then(|i| i.extract::<String>())).collect())
+            .map_err(|_| {
+                type_error(py, format!("compile_choice() takes an iterable of str, got {}", type_name(choices)))
+            })?;
+        let compiler = &self.inner;
+        let inner = detached(py, || compiler.compile_choice(&listed))?;
+        Ok(PySchemaProgram { inner })
+    }
+
+    /// Compiles "any JSON object": the schema `{"type": "object"}`.
+    fn compile_json_object(&self, py: Python<'_>) -> PyResult<PySchemaProgram> {
+        let compiler = &self.inner;
+        let inner = detached(py, || compiler.compile_json_object())?;
+        Ok(PySchemaProgram { inner })
+    }
+
     /// Counters of this compiler's caches.
     fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         cache_stats_dict(py, self.inner.cache_stats())
@@ -314,6 +353,12 @@ impl PySchemaProgram {
         self.inner.executable().backend_name()
     }
 
+    /// `"json"` (one JSON value) or `"text"` (raw text: a regex's or a choice's).
+    #[getter]
+    fn output(&self) -> &'static str {
+        output_name(self.inner.executable().output())
+    }
+
     /// States of the executable's automaton.
     #[getter]
     fn state_count(&self) -> usize {
@@ -375,6 +420,12 @@ impl PyBoundSchema {
         self.inner.mask_word_count()
     }
 
+    /// `"json"` or `"text"`, as for `SchemaProgram.output`.
+    #[getter]
+    fn output(&self) -> &'static str {
+        output_name(self.inner.executable().output())
+    }
+
     /// `4 * mask_word_count`: the bytes of one mask.
     #[getter]
     fn mask_byte_count(&self) -> usize {
@@ -409,4 +460,11 @@ impl PyBoundSchema {
 
 pub(crate) fn executable_cache_stats<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     cache_stats_dict(py, maskforge_core::runtime::global_executable_cache_stats())
+}
+
+fn output_name(output: maskforge_core::Output) -> &'static str {
+    match output {
+        maskforge_core::Output::JsonValue => "json",
+        maskforge_core::Output::Text => "text",
+    }
 }

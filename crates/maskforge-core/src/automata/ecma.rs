@@ -87,6 +87,28 @@ pub fn pattern_language(pattern: &str, max_states: usize) -> Result<ByteDfa, Pat
     ByteDfa::from_nfa(&nfa, max_states).map_err(|e| too_many_states(e.limit))
 }
 
+/// The strings that `pattern` matches as a whole (ECMA syntax and semantics as for
+/// [`pattern_language`], anchored at both ends: `RegExp.prototype.test` of `^(?:pattern)$`).
+/// Trimmed and minimal, so every live state reaches an accepting one.
+pub fn full_match_language(pattern: &str, max_states: usize) -> Result<ByteDfa, PatternError> {
+    // The pattern is checked as written first: wrapping must not make a malformed one (`a)(b`)
+    // well-formed.
+    let anchored = match split_lookaheads(pattern)? {
+        // Leading lookaheads stay in front, where they are read from the start of the text.
+        Some(lookaheads) => {
+            parse(lookaheads.rest)?;
+            let front = &pattern[..pattern.len() - lookaheads.rest.len()];
+            let caret = if lookaheads.anchored { "" } else { "^" };
+            format!("{caret}{front}(?:{})$", lookaheads.rest)
+        }
+        None => {
+            parse(pattern)?;
+            format!("^(?:{pattern})$")
+        }
+    };
+    pattern_language(&anchored, max_states)
+}
+
 /// A pattern that starts with lookaheads: `^`?, then `(?=X)`/`(?!X)` groups, then the rest.
 struct Lookaheads<'p> {
     anchored: bool,
