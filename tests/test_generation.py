@@ -425,3 +425,33 @@ def test_fast_forward_appends_the_tokenizers_own_tokens(adapter, stories):
     assert generate.last_stats.forced_tokens >= len(tokenizer(
         '"customer_is_subscribed_to_newsletter"', add_special_tokens=False)["input_ids"]) - 2
     assert text.startswith('{"customer_full_name":"')
+
+
+# ---------------------------------------------------------------------------
+# raw-text targets
+
+
+def test_regex_and_choice_targets_return_raw_text(adapter, stories):
+    import re
+
+    date = maskforge.Generator(adapter, maskforge.Regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"))
+    values = date(PROMPTS, max_new_tokens=24)
+    assert all(re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value) for value in values), values
+    # Leading whitespace is part of raw text: a pattern that starts with a space gets it.
+    spaced = maskforge.Generator(adapter, maskforge.Regex(r" [a-z]{1,8}"))(PROMPTS[0], max_new_tokens=16)
+    assert re.fullmatch(r" [a-z]{1,8}", spaced), spaced
+    choices = ["the dog", "the cat", "a bird"]
+    picked = maskforge.Generator(adapter, maskforge.Choice(choices))(PROMPTS, max_new_tokens=16)
+    assert all(value in choices for value in picked), picked
+    with pytest.raises(maskforge.InvalidArgumentError):
+        date(PROMPTS[0], max_new_tokens=24, schema_in_prompt=True)
+    # The logits processor inside model.generate gives the Generator's greedy text.
+    model, tokenizer = stories
+    processor = maskforge.LogitsProcessor(adapter, maskforge.Choice(choices))
+    inputs = tokenizer(PROMPTS[0], return_tensors="pt")
+    output = model.generate(**inputs, logits_processor=[processor], max_new_tokens=16, do_sample=False,
+                            pad_token_id=adapter.pad_token_id)
+    new_tokens = output[0, inputs["input_ids"].shape[1]:].tolist()
+    assert new_tokens[-1] in adapter.eos_token_ids
+    greedy = maskforge.Generator(adapter, maskforge.Choice(choices), fast_forward=False)(PROMPTS[0], max_new_tokens=16)
+    assert adapter.token_text(new_tokens[:-1]).decode() == greedy

@@ -17,6 +17,11 @@ Generation with transformers (the ``transformers`` extra)::
     constrained = maskforge.from_transformers(model, tokenizer)
     generate = maskforge.Generator(constrained, Profile)   # a Pydantic model, a type or a schema
     profile = generate("Create a profile:", max_new_tokens=64)
+
+Raw text instead of one JSON value: ``compiler.compile_regex(pattern)``,
+``compiler.compile_choice(["yes", "no"])``, or ``maskforge.Regex(...)`` /
+``maskforge.Choice(...)`` as a generation target; ``compiler.compile_json_object()`` is any
+JSON object.
 """
 
 from . import errors as _errors
@@ -35,6 +40,7 @@ from .errors import *  # noqa: F401,F403  (the exception hierarchy; its names ar
 from .forcing import TokenSplitter, forced_tokens
 from .generation import Generator
 from .hf import LogitsProcessor, TransformersModel, from_transformers
+from .targets import Choice, Regex
 from .tensors import allocate_token_bitmask, apply_token_bitmask_inplace
 
 __all__ = [
@@ -55,5 +61,7 @@ __all__ = [
     "TransformersModel",
     "Generator",
     "LogitsProcessor",
+    "Regex",
+    "Choice",
     *_errors.__all__,
 ]

@@ -289,6 +289,8 @@ class Generator:
         if max_json_whitespace is _UNSET:
             max_json_whitespace = self.max_json_whitespace
         bound = self.bound_schema(max_json_whitespace)
+        if schema_in_prompt and not self.target.is_json:
+            raise InvalidArgumentError(f"schema_in_prompt needs a JSON Schema target; {self.target.description} has none")
         instruction = SCHEMA_INSTRUCTION.format(schema=self.target.schema_json) if schema_in_prompt else None
         return _Run(self.adapter, bound, max_new_tokens, sampling, self._model_takes, fast_forward, instruction)
 
@@ -545,6 +547,7 @@ def _decode(adapter: TransformersModel, bound: BoundSchema, encoded: List[List[i
     sessions = [row.session for row in rows]
     stats = GenerationStats()
     eos = adapter.eos_token_ids[0]
+    json_output = bound.output == "json"
     if fast_forward:
         # Every row starts in the same state: what the schema forces first joins the prompt.
         forced = adapter.forced_tokens(sessions[0], [])[:max_new_tokens]
@@ -585,9 +588,10 @@ def _decode(adapter: TransformersModel, bound: BoundSchema, encoded: List[List[i
             past = output[cache_argument]
             logits = output["logits"][:, -1, :].float()
             fill_masks(sessions, masks)
-            # The first token starts the value: whitespace alone is not offered before it.
+            # The first token starts the value: whitespace alone is not offered before it (raw
+            # text keeps its whitespace).
             for index, row in enumerate(rows):
-                if not row.tokens:
+                if not row.tokens and json_output:
                     masks[index] &= adapter.not_whitespace_row()
             apply_token_bitmask_inplace(logits, masks)
             chosen = _choose(logits, sampling, generators)

@@ -68,7 +68,7 @@ class TransformersModel:
                 if compiler is None:
                     compiler = self._compilers[key] = Compiler(**options)
         # Compiler caches are thread-safe; the compile and the bind run outside the lock.
-        return compiler.compile(target.schema_json).bind(self.vocabulary)
+        return target.compile(compiler).bind(self.vocabulary)
 
     def forced_tokens(self, session: Any, generated: Sequence[int]) -> List[int]:
         """The tokens the tokenizer would produce for ``session``'s forced text after the
@@ -278,8 +278,9 @@ class LogitsProcessor:
                 if session.is_done():
                     # The value is done (only whitespace could follow): EOS is the row's one token.
                     masks[index] = self._eos_row()
-                elif at_start:
-                    # The first token starts the value: whitespace alone is not offered before it.
+                elif at_start and self.bound.output == "json":
+                    # The first token starts the value: whitespace alone is not offered before it
+                    # (raw text keeps its whitespace).
                     masks[index] &= self.adapter.not_whitespace_row()
             # A new tensor, as transformers' own processors return: prompt lookup passes one
             # logits tensor to several calls and reads each result.

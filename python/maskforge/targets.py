@@ -1,4 +1,6 @@
-"""What a generation produces: a JSON Schema and the parser that turns admitted text into a value.
+"""What a generation produces: a constraint and the parser that turns admitted text into a value.
+
+A :class:`Regex` or a :class:`Choice` constrains raw text, which comes back as it is.
 
 A target is either a schema (JSON text, a dict, a bool), whose values come back as plain JSON
 values, or a Python type that Pydantic understands (``BaseModel``, dataclass, ``TypedDict``,
@@ -18,26 +20,77 @@ import dataclasses
 import enum
 import json
 import typing
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from .errors import ArgumentTypeError, MaskForgeError
 
-__all__ = ["Target", "resolve_target"]
+__all__ = ["Choice", "Regex", "Target", "resolve_target"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Regex:
+    """A regular expression on raw text (ECMA-262 syntax, as a schema's ``pattern``), matched
+    against the whole output as if written ``^(?:pattern)$``. Generation returns the text."""
+
+    pattern: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pattern, str):
+            raise ArgumentTypeError(f"Regex takes the pattern as a str, got {type(self.pattern).__name__}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """Exactly one of ``choices``, as raw text. Generation returns the chosen string."""
+
+    choices: tuple
+
+    def __init__(self, choices: Any) -> None:
+        if isinstance(choices, str) or not all(isinstance(c, str) for c in choices):
+            raise ArgumentTypeError("Choice takes a list of str")
+        object.__setattr__(self, "choices", tuple(choices))
 
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """A schema as JSON text, and how to turn an accepted instance's text into the result."""
+    """What to compile, and how to turn an accepted text into the result.
 
-    schema_json: str
+    ``kind`` is ``"json"`` (``source`` is a JSON Schema's text), ``"regex"`` (a pattern) or
+    ``"choice"`` (a tuple of strings); for ``"json"`` targets ``schema_json`` is the schema."""
+
+    schema_json: Optional[str]
     parse: Callable[[str], Any]
     description: str
+    kind: str = "json"
+    source: Any = None
+
+    @property
+    def is_json(self) -> bool:
+        """Whether the output is one JSON value (whitespace around it insignificant)."""
+        return self.kind == "json"
+
+    def compile(self, compiler: Any) -> Any:
+        """This target's program, compiled by ``compiler`` (a :class:`maskforge.Compiler`)."""
+        if self.kind == "regex":
+            return compiler.compile_regex(self.source)
+        if self.kind == "choice":
+            return compiler.compile_choice(list(self.source))
+        return compiler.compile(self.schema_json)
+
+
+def _text(text: str) -> str:
+    return text
 
 
 def resolve_target(target: Any) -> Target:
-    """The :class:`Target` of a schema or a Pydantic-compatible type; a typed error otherwise."""
+    """The :class:`Target` of a schema, a Pydantic-compatible type, a :class:`Regex` or a
+    :class:`Choice`; a typed error otherwise."""
     if isinstance(target, Target):
         return target
+    if isinstance(target, Regex):
+        return Target(None, _text, f"Regex({target.pattern!r})", "regex", target.pattern)
+    if isinstance(target, Choice):
+        return Target(None, _text, f"Choice({list(target.choices)!r})", "choice", target.choices)
     if isinstance(target, str):
         return Target(target, json.loads, "a JSON Schema")
     if isinstance(target, (dict, bool)):
@@ -47,8 +100,8 @@ def resolve_target(target: Any) -> Target:
     if _is_type_like(target):
         return _type_target(target)
     raise ArgumentTypeError(
-        "a generation target must be a JSON Schema (str or dict) or a type (a Pydantic model, dataclass, "
-        f"TypedDict, Enum, Literal, union or list[T]); got {type(target).__name__}"
+        "a generation target must be a JSON Schema (str or dict), a type (a Pydantic model, dataclass, "
+        f"TypedDict, Enum, Literal, union or list[T]), maskforge.Regex or maskforge.Choice; got {type(target).__name__}"
     )
 
 

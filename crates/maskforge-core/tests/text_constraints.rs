@@ -7,7 +7,8 @@ use std::sync::Arc;
 use maskforge_core::low_level::reference_mask;
 use maskforge_core::mask::{allowed_ids, get_bit};
 use maskforge_core::{
-    BoundSchema, CompiledVocabulary, Compiler, DiagnosticCode, Output, SchemaProgram, TokenizerJsonOptions, Vocabulary,
+    BoundSchema, CompiledVocabulary, Compiler, CompilerOptions, DiagnosticCode, Output, SchemaProgram,
+    TokenizerJsonOptions, Vocabulary,
 };
 
 fn load(name: &str) -> CompiledVocabulary {
@@ -65,6 +66,9 @@ fn json_object_is_any_object() {
     assert!(program.executable().accepts(br#"{"a": [1, {"b": null}]}"#));
     assert!(program.executable().accepts(b"{}"));
     assert!(!program.executable().accepts(b"[]") && !program.executable().accepts(b"1"));
+    // Under the compiler's policies: objects closed, the object declares no key.
+    let closed = Compiler::new(CompilerOptions::default().with_closed_objects(true)).compile_json_object().unwrap();
+    assert!(closed.executable().accepts(b"{}") && !closed.executable().accepts(br#"{"a": 1}"#));
 }
 
 #[test]

@@ -359,6 +359,11 @@ impl PySchemaProgram {
         output_name(self.inner.executable().output())
     }
 
+    /// Whether `text` (bytes) is a whole accepted output.
+    fn accepts(&self, text: &[u8]) -> bool {
+        self.inner.executable().accepts(text)
+    }
+
     /// States of the executable's automaton.
     #[getter]
     fn state_count(&self) -> usize {
