@@ -123,6 +123,39 @@ impl Compiler {
         self.cached(canonical, || Ok(ExecutableSchema::text(crate::text::choice_language(choices, &self.options)?)))
     }
 
+    /// Compiles a template given as its JSON document (docs/templates.md): raw text made of
+    /// literal text, free text, regexes, JSON values of schemas, choices, repetitions and
+    /// triggered tags. A malformed document is an [`Error::Schema`](crate::Error::Schema) whose
+    /// pointer points into it; a JSON part whose schema needs the structured arm is
+    /// [`RequiresStructuredBackend`](crate::DiagnosticCode::RequiresStructuredBackend).
+    ///
+    /// ```
+    /// use maskforge_core::{Compiler, CompilerOptions};
+    ///
+    /// let template = r#"[{"text": {"exclude": ["<tool_call>"]}},
+    ///     {"tags": [{"begin": "<tool_call>", "content": {"json": {"enum": [1, 2]}}, "end": "</tool_call>"}],
+    ///      "stop_after_first": true}]"#;
+    /// let program = Compiler::new(CompilerOptions::default()).compile_template(template)?;
+    /// assert!(program.executable().accepts(b"Calling.<tool_call>2</tool_call>"));
+    /// assert!(!program.executable().accepts(b"Calling.<tool_call>3</tool_call>"));
+    /// # Ok::<(), maskforge_core::Error>(())
+    /// ```
+    pub fn compile_template(&self, template: &str) -> Result<SchemaProgram> {
+        let value: serde_json::Value = serde_json::from_str(template).map_err(|e| {
+            crate::error::Diagnostic::new(crate::DiagnosticCode::InvalidJson, "", format!("template: {e}"))
+                .with_keyword("template")
+        })?;
+        self.compile_template_value(&value)
+    }
+
+    /// Compiles a template given as a parsed JSON document; see [`compile_template`](Self::compile_template).
+    pub fn compile_template_value(&self, template: &serde_json::Value) -> Result<SchemaProgram> {
+        let canonical = format!("\0template\0{template}");
+        self.cached(canonical, || {
+            Ok(ExecutableSchema::text(crate::template::template_language(template, &self.options)?))
+        })
+    }
+
     /// Compiles "any JSON object" (what serving engines call `json_object`): the schema
     /// `{"type": "object"}` under this compiler's options.
     pub fn compile_json_object(&self) -> Result<SchemaProgram> {

@@ -58,6 +58,7 @@ pub mod runtime;
 mod schema;
 mod session;
 mod structured;
+mod template;
 mod text;
 mod vocabulary;
 
