@@ -132,12 +132,11 @@ impl Compiler {
     /// ```
     /// use maskforge_core::{Compiler, CompilerOptions};
     ///
-    /// let template = r#"[{"text": {"exclude": ["<tool_call>"]}},
-    ///     {"tags": [{"begin": "<tool_call>", "content": {"json": {"enum": [1, 2]}}, "end": "</tool_call>"}],
-    ///      "stop_after_first": true}]"#;
+    /// let template = r#"{"tags": [{"begin": "<tool_call>", "content": {"json": {"enum": ["a", "b"]}},
+    ///                              "end": "</tool_call>"}], "stop_after_first": true}"#;
     /// let program = Compiler::new(CompilerOptions::default()).compile_template(template)?;
-    /// assert!(program.executable().accepts(b"Calling.<tool_call>2</tool_call>"));
-    /// assert!(!program.executable().accepts(b"Calling.<tool_call>3</tool_call>"));
+    /// assert!(program.executable().accepts(br#"Calling.<tool_call>"b"</tool_call>"#));
+    /// assert!(!program.executable().accepts(br#"Calling.<tool_call>"c"</tool_call>"#));
     /// # Ok::<(), maskforge_core::Error>(())
     /// ```
     pub fn compile_template(&self, template: &str) -> Result<SchemaProgram> {
