@@ -21,7 +21,8 @@ Generation with transformers (the ``transformers`` extra)::
 Raw text instead of one JSON value: ``compiler.compile_regex(pattern)``,
 ``compiler.compile_choice(["yes", "no"])``, or ``maskforge.Regex(...)`` /
 ``maskforge.Choice(...)`` as a generation target; ``compiler.compile_json_object()`` is any
-JSON object.
+JSON object. Templates of parts (free text, triggered tags, JSON values...) and the tool-call
+and reasoning formats: ``maskforge.templates`` (``Compiler.compile_template``).
 """
 
 from . import errors as _errors
@@ -40,7 +41,9 @@ from .errors import *  # noqa: F401,F403  (the exception hierarchy; its names ar
 from .forcing import TokenSplitter, forced_tokens
 from .generation import Generator
 from .hf import LogitsProcessor, TransformersModel, from_transformers
+from . import templates
 from .targets import Choice, Regex
+from .templates import Reasoning, Template, ToolCall, ToolCalls
 from .tensors import allocate_token_bitmask, apply_token_bitmask_inplace
 
 __all__ = [
@@ -63,5 +66,10 @@ __all__ = [
     "LogitsProcessor",
     "Regex",
     "Choice",
+    "Template",
+    "ToolCall",
+    "ToolCalls",
+    "Reasoning",
+    "templates",
     *_errors.__all__,
 ]

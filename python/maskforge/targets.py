@@ -1,6 +1,8 @@
 """What a generation produces: a constraint and the parser that turns admitted text into a value.
 
-A :class:`Regex` or a :class:`Choice` constrains raw text, which comes back as it is.
+A :class:`Regex` or a :class:`Choice` constrains raw text, which comes back as it is; a
+:class:`maskforge.templates.Template` comes back as its parser reads the text (tool calls,
+reasoning, or the text itself).
 
 A target is either a schema (JSON text, a dict, a bool), whose values come back as plain JSON
 values, or a Python type that Pydantic understands (``BaseModel``, dataclass, ``TypedDict``,
@@ -55,8 +57,9 @@ class Choice:
 class Target:
     """What to compile, and how to turn an accepted text into the result.
 
-    ``kind`` is ``"json"`` (``source`` is a JSON Schema's text), ``"regex"`` (a pattern) or
-    ``"choice"`` (a tuple of strings); for ``"json"`` targets ``schema_json`` is the schema."""
+    ``kind`` is ``"json"`` (``source`` is a JSON Schema's text), ``"regex"`` (a pattern),
+    ``"choice"`` (a tuple of strings) or ``"template"`` (a template's JSON document); for
+    ``"json"`` targets ``schema_json`` is the schema."""
 
     schema_json: Optional[str]
     parse: Callable[[str], Any]
@@ -75,6 +78,8 @@ class Target:
             return compiler.compile_regex(self.source)
         if self.kind == "choice":
             return compiler.compile_choice(list(self.source))
+        if self.kind == "template":
+            return compiler.compile_template(self.source)
         return compiler.compile(self.schema_json)
 
 
@@ -91,6 +96,10 @@ def resolve_target(target: Any) -> Target:
         return Target(None, _text, f"Regex({target.pattern!r})", "regex", target.pattern)
     if isinstance(target, Choice):
         return Target(None, _text, f"Choice({list(target.choices)!r})", "choice", target.choices)
+    from .templates import Template
+
+    if isinstance(target, Template):
+        return Target(None, target.parse, target.description, "template", target.to_json())
     if isinstance(target, str):
         return Target(target, json.loads, "a JSON Schema")
     if isinstance(target, (dict, bool)):
@@ -101,7 +110,7 @@ def resolve_target(target: Any) -> Target:
         return _type_target(target)
     raise ArgumentTypeError(
         "a generation target must be a JSON Schema (str or dict), a type (a Pydantic model, dataclass, "
-        f"TypedDict, Enum, Literal, union or list[T]), maskforge.Regex or maskforge.Choice; got {type(target).__name__}"
+        f"TypedDict, Enum, Literal, union or list[T]), maskforge.Regex, maskforge.Choice or maskforge.Template; got {type(target).__name__}"
     )
 
 

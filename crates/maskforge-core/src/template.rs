@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::automata::{ecma, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode, Error, Result};
-use crate::executable::{Backend, ExecutableSchema};
+use crate::executable::ExecutableSchema;
 use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
 
@@ -228,16 +228,19 @@ impl Lowering<'_> {
             e
         };
         let document = SchemaDocument::from_value(part["json"].clone(), &options).map_err(within)?;
-        let executable = ExecutableSchema::compile(&document, &options).map_err(within)?;
-        match executable.backend() {
-            Backend::Regular(dfa) => Ok(Re::Dfa(Arc::clone(dfa))),
-            Backend::Structured(_) => Err(invalid(
-                DiagnosticCode::RequiresStructuredBackend,
-                &at,
-                "json",
-                "this schema's language is not regular (open objects, nesting without a bound, numbers decided by \
-                 value): a template's JSON parts run on the regular arm; try \"closed_objects\": true",
-            )),
+        // The regular lowering itself, so that a refusal names the keyword that needs the
+        // structured arm (`integer`, a bound, an open object) at its pointer in the schema.
+        match crate::regular::compile_automaton(&document, &options) {
+            Ok(dfa) => Ok(Re::Dfa(Arc::new(dfa))),
+            Err(Error::Schema(mut d)) if d.code == DiagnosticCode::RequiresStructuredBackend => {
+                // The regular lowering stops at the first keyword it cannot lower; an error in the
+                // schema itself (a malformed keyword further on) comes first.
+                ExecutableSchema::compile(&document, &options).map_err(within)?;
+                d.message =
+                    format!("{} (a template's JSON parts need a regular language; see docs/templates.md)", d.message);
+                Err(within(Error::Schema(d)))
+            }
+            Err(e) => Err(within(e)),
         }
     }
 

@@ -290,12 +290,19 @@ fn malformed_templates_are_typed_diagnostics_that_point_into_the_document() {
         (json!({"repeat": "a", "min": 3, "max": 2}), DiagnosticCode::UnsatisfiableSchema, "max", "/max"),
         (json!({"repeat": "a", "min": -1}), DiagnosticCode::InvalidKeywordValue, "min", "/min"),
         (json!({"text": {"exclude": [""]}}), DiagnosticCode::InvalidKeywordValue, "exclude", "/text"),
-        (json!([{"json": {"type": "object"}}]), DiagnosticCode::RequiresStructuredBackend, "json", "/0/json"),
+        (json!([{"json": {"type": "object"}}]), DiagnosticCode::RequiresStructuredBackend, "type", "/0/json"),
         (
             json!({"json": {"type": "integer"}, "closed_objects": true}),
             DiagnosticCode::RequiresStructuredBackend,
-            "json",
+            "type",
             "/json",
+        ),
+        (
+            // The refusal names the keyword inside the part's schema that needs the structured arm.
+            json!(["<a>", {"json": {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false}}]),
+            DiagnosticCode::RequiresStructuredBackend,
+            "type",
+            "/1/json/properties/n",
         ),
         (
             json!({"json": {"properties": {"a": {"minimum": "x"}}}}),

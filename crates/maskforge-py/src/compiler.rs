@@ -16,6 +16,7 @@ use crate::session::PySession;
 use crate::vocabulary::PyVocabulary;
 
 static SCHEMAS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+static TEMPLATES_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 pub(crate) fn parse_bind_policy(obj: &Bound<'_, PyAny>) -> PyResult<BindPolicy> {
     let py = obj.py();
@@ -268,6 +269,22 @@ impl PyCompiler {
             })?;
         let compiler = &self.inner;
         let inner = detached(py, || compiler.compile_choice(&listed))?;
+        Ok(PySchemaProgram { inner })
+    }
+
+    /// Compiles a template (docs/templates.md): its JSON document as a str, or a
+    /// `maskforge.Template`, dict or list, written out by `maskforge.templates.template_to_json`.
+    fn compile_template(&self, py: Python<'_>, template: &Bound<'_, PyAny>) -> PyResult<PySchemaProgram> {
+        let text: String = match template.cast::<PyString>() {
+            Ok(s) => s.to_str().map_err(|_| invalid_text(py))?.to_owned(),
+            Err(_) => TEMPLATES_MODULE
+                .get_or_try_init(py, || py.import("maskforge.templates").map(Bound::unbind))?
+                .bind(py)
+                .call_method1("template_to_json", (template,))?
+                .extract()?,
+        };
+        let compiler = &self.inner;
+        let inner = detached(py, || compiler.compile_template(&text))?;
         Ok(PySchemaProgram { inner })
     }
 
