@@ -455,3 +455,28 @@ def test_regex_and_choice_targets_return_raw_text(adapter, stories):
     assert new_tokens[-1] in adapter.eos_token_ids
     greedy = maskforge.Generator(adapter, maskforge.Choice(choices), fast_forward=False)(PROMPTS[0], max_new_tokens=16)
     assert adapter.token_text(new_tokens[:-1]).decode() == greedy
+
+
+def test_tool_call_template_returns_validated_calls(adapter):
+    # Two tools with different argument schemas; the output starts with a call (a model this
+    # small would rarely write the trigger itself), so every row is a parsed, validated call.
+    import jsonschema
+
+    tools = {
+        "get_weather": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12},
+                        "unit": {"enum": ["c", "f"]}}, "required": ["city", "unit"], "additionalProperties": False},
+        "search": {"type": "object", "properties": {"query": {"type": "string", "maxLength": 12}},
+                   "required": ["query"], "additionalProperties": False},
+    }
+    template = maskforge.templates.tool_calls(tools, text=False, parallel=False, max_whitespace=0)
+    generate = maskforge.Generator(adapter, template)
+    results = generate(PROMPTS, max_new_tokens=96)
+    for result in results:
+        assert isinstance(result, maskforge.ToolCalls) and result.text == ""
+        (call,) = result.calls
+        jsonschema.validate(call.arguments, tools[call.name])
+    # Streamed, the pieces join into the text the template's parser reads into the same call.
+    stream = generate.stream(PROMPTS[0], max_new_tokens=96)
+    text = "".join(stream)
+    assert text.startswith("<tool_call>\n") and text.endswith("\n</tool_call>")
+    assert template.parse(text) == stream.value == results[0]

@@ -139,9 +139,15 @@ def regex(pattern: str) -> Template:
     return Template({"regex": pattern})
 
 
-def json(schema: Any, *, max_whitespace: Optional[int] = None, closed_objects: Optional[bool] = None) -> Template:
+def json(
+    schema: Any,
+    *,
+    max_whitespace: Optional[int] = None,
+    closed_objects: Optional[bool] = None,
+    property_order: Optional[str] = None,
+) -> Template:
     """One JSON value of ``schema`` (a dict, its JSON text or a Pydantic-compatible type), with
-    the whitespace and object policies of the part where given, else the compiler's.
+    the whitespace, object and key-order policies of the part where given, else the compiler's.
     Generation parses the value (into the type, for a type)."""
     document, _, parse = _schema_part(schema)
     spec: dict = {"json": document}
@@ -149,6 +155,8 @@ def json(schema: Any, *, max_whitespace: Optional[int] = None, closed_objects: O
         spec["max_whitespace"] = max_whitespace
     if closed_objects is not None:
         spec["closed_objects"] = closed_objects
+    if property_order is not None:
+        spec["property_order"] = property_order
     return Template(spec, parse=parse, description=f"JSON of {_describe(schema)}")
 
 
@@ -253,6 +261,7 @@ def tool_calls(
     text: Optional[bool] = None,
     required: bool = True,
     parallel: bool = True,
+    ordered: bool = True,
     max_whitespace: Optional[int] = None,
 ) -> Template:
     """Tool calls in one of :data:`TOOL_CALL_FORMATS`, for ``tools``: a mapping of each tool's
@@ -261,7 +270,11 @@ def tool_calls(
     ``text``: whether free text may come before the first call (default: where the format has
     it); ``required``: at least one call (otherwise free text alone is also complete; needs a
     format with free text); ``parallel``: more than one call. Each call is an object of exactly
-    ``name`` and the arguments key, for one of the tools. Generation returns :class:`ToolCalls`.
+    ``name`` and the arguments key, for one of the tools; ``ordered`` (the default) writes the
+    name first and every object's keys in the order its schema declares them (streaming tool
+    parsers read the name before the arguments; ``ordered=False`` takes any order).
+    ``max_whitespace``: the most whitespace characters in a row inside and around each call's
+    JSON (default: the compiler's policy). Generation returns :class:`ToolCalls`.
     """
     try:
         fmt = TOOL_CALL_FORMATS[format]
@@ -292,7 +305,9 @@ def tool_calls(
             }
         )
     call_schema = members[0] if len(members) == 1 else {"anyOf": members}
-    call_json = {"json": call_schema}
+    call_json: dict = {"json": call_schema}
+    if ordered:
+        call_json["property_order"] = "declared"
     if max_whitespace is not None:
         call_json["max_whitespace"] = max_whitespace
     call = [fmt.begin, call_json, fmt.end] if fmt.begin or fmt.end else [call_json]

@@ -9,7 +9,7 @@
 //!       | {"literal": "..."}
 //!       | {"text": {"exclude": ["..."], "max_bytes": n}}    (free text; both keys optional)
 //!       | {"regex": "pattern"}
-//!       | {"json": schema, "max_whitespace": n, "closed_objects": bool}
+//!       | {"json": schema, "max_whitespace": n, "closed_objects": bool, "property_order": "any"|"declared"}
 //!       | {"choice": [part, ...]}
 //!       | {"repeat": part, "min": n, "max": n, "separator": part}
 //!       | {"tags": [{"begin": "...", "content": part, "end": "..."}, ...],
@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::automata::{ecma, ByteDfa, Re};
 use crate::error::{Diagnostic, DiagnosticCode, Error, Result};
 use crate::executable::ExecutableSchema;
-use crate::options::CompilerOptions;
+use crate::options::{CompilerOptions, PropertyOrder};
 use crate::schema::SchemaDocument;
 
 /// The texts `template` describes, as one automaton.
@@ -86,7 +86,7 @@ impl Lowering<'_> {
             }
         };
         let allowed: &[&str] = match kind {
-            "json" => &["json", "max_whitespace", "closed_objects"],
+            "json" => &["json", "max_whitespace", "closed_objects", "property_order"],
             "repeat" => &["repeat", "min", "max", "separator"],
             "tags" => &["tags", "triggers", "at_least_one", "stop_after_first"],
             _ => &[],
@@ -219,6 +219,19 @@ impl Lowering<'_> {
                 return Err(invalid(DiagnosticCode::InvalidKeywordValue, &at, "closed_objects", "a boolean"));
             };
             options.closed_objects = *closed;
+        }
+        if let Some(value) = part.get("property_order") {
+            let order = value.as_str().and_then(PropertyOrder::from_name);
+            let Some(order) = order else {
+                let at = child(pointer, "property_order");
+                return Err(invalid(
+                    DiagnosticCode::InvalidKeywordValue,
+                    &at,
+                    "property_order",
+                    "\"any\" or \"declared\"",
+                ));
+            };
+            options.property_order = order;
         }
         let at = child(pointer, "json");
         let within = |mut e: Error| {

@@ -305,6 +305,12 @@ fn malformed_templates_are_typed_diagnostics_that_point_into_the_document() {
             "/1/json/properties/n",
         ),
         (
+            json!({"json": {"type": "string"}, "property_order": "sorted"}),
+            DiagnosticCode::InvalidKeywordValue,
+            "property_order",
+            "/property_order",
+        ),
+        (
             json!({"json": {"properties": {"a": {"minimum": "x"}}}}),
             DiagnosticCode::InvalidKeywordValue,
             "minimum",
