@@ -457,7 +457,7 @@ def test_regex_and_choice_targets_return_raw_text(adapter, stories):
     assert adapter.token_text(new_tokens[:-1]).decode() == greedy
 
 
-def test_tool_call_template_returns_validated_calls(adapter):
+def test_tool_call_template_returns_validated_calls(adapter, stories):
     # Two tools with different argument schemas; the output starts with a call (a model this
     # small would rarely write the trigger itself), so every row is a parsed, validated call.
     import jsonschema
@@ -480,3 +480,13 @@ def test_tool_call_template_returns_validated_calls(adapter):
     text = "".join(stream)
     assert text.startswith("<tool_call>\n") and text.endswith("\n</tool_call>")
     assert template.parse(text) == stream.value == results[0]
+    # The logits processor inside model.generate writes the Generator's greedy text.
+    model, tokenizer = stories
+    processor = maskforge.LogitsProcessor(adapter, template)
+    inputs = tokenizer(PROMPTS[0], return_tensors="pt")
+    output = model.generate(**inputs, logits_processor=[processor], max_new_tokens=96, do_sample=False,
+                            pad_token_id=adapter.pad_token_id)
+    new_tokens = output[0, inputs["input_ids"].shape[1]:].tolist()
+    assert new_tokens[-1] in adapter.eos_token_ids
+    greedy = maskforge.Generator(adapter, template, fast_forward=False)
+    assert template.parse(adapter.token_text(new_tokens[:-1]).decode()) == greedy(PROMPTS[0], max_new_tokens=96)

@@ -15,6 +15,8 @@
 //!
 //! - `session/...`: rollback, fork, draft validation, forced bytes and `write_mask` at the same
 //!   positions, and batch fills of 1 to 256 sessions on one and two threads.
+//! - `template/...`: a Hermes tool-call template's masks in free text and inside the call's
+//!   JSON, beside the call's schema alone and a plain copy of one mask.
 //!
 //! Vocabularies: GPT-2 (vendored under tests/data), and Qwen2.5 (masks, binds) or Llama-3
 //! (sessions) from `$MASKFORGE_TOKENIZERS`, else `../shared/tokenizers` beside the repository;
@@ -334,5 +336,58 @@ fn sessions(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(masks, benches, automata, sessions);
+/// The argument schema of the tool-call template below, and the call object around it.
+const SEARCH_CALL: &str = r#"{"type": "object", "additionalProperties": false, "required": ["name", "arguments"],
+    "properties": {"name": {"const": "search"}, "arguments": {"type": "object", "additionalProperties": false,
+        "required": ["query"], "properties": {"query": {"type": "string", "maxLength": 64},
+            "sources": {"type": "array", "maxItems": 3, "items": {"enum": ["web", "news", "papers"]}}}}}}"#;
+
+/// A Hermes tool-call template (free text, then `<tool_call>` blocks): masks in the free text
+/// before the trigger and inside the call's JSON, beside the call's schema alone at the same
+/// JSON position and a plain copy of one mask (the yardstick for free text).
+fn templates(c: &mut Criterion) {
+    let vocabs = vocabularies(&[("llama3", 128001)]);
+    let mut group = c.benchmark_group("template");
+    let call: serde_json::Value = serde_json::from_str(SEARCH_CALL).unwrap();
+    let template = serde_json::json!([
+        {"tags": [{"begin": "<tool_call>\n", "content": {"json": call, "property_order": "declared"},
+                   "end": "\n</tool_call>"}],
+         "triggers": ["<tool_call>"], "at_least_one": true, "stop_after_first": true},
+        {"repeat": ["\n<tool_call>\n", {"json": call, "property_order": "declared"}, "\n</tool_call>"], "min": 0}
+    ]);
+    let json_prefix = r#"{"name": "search", "arguments": {"query": "weather in Par"#;
+    for vocab in &vocabs {
+        let program = compiler(BindPolicy::Lazy).compile_template_value(&template).unwrap();
+        let bound = program.bind(&vocab.compiled).unwrap();
+        let declared = CompilerOptions::default()
+            .with_executable_cache_bytes(0)
+            .with_trie_cache_bytes(0)
+            .with_bind_policy(BindPolicy::Lazy)
+            .with_property_order(maskforge_core::PropertyOrder::Declared);
+        let alone = Compiler::new(declared)
+            .compile_json_schema(SEARCH_CALL)
+            .unwrap()
+            .bind(&vocab.compiled)
+            .unwrap();
+        let mut mask = vec![0u32; bound.mask_word_count()];
+        let positions = [
+            ("free-text", session_at(&bound, vocab, "Let me look that up for you")),
+            ("json-part", session_at(&bound, vocab, &format!("Sure.<tool_call>\n{json_prefix}"))),
+            ("schema-alone", session_at(&alone, vocab, json_prefix)),
+        ];
+        for (name, session) in &positions {
+            session.write_mask(&mut mask).unwrap();
+            group.bench_function(BenchmarkId::new(*name, vocab.name), |b| {
+                b.iter(|| session.write_mask(black_box(&mut mask)).unwrap())
+            });
+        }
+        let row = mask.clone();
+        group.bench_function(BenchmarkId::new("row-copy", vocab.name), |b| {
+            b.iter(|| black_box(&mut mask).copy_from_slice(black_box(&row)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(masks, benches, automata, sessions, templates);
 criterion_main!(masks);
