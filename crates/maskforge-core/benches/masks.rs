@@ -364,11 +364,7 @@ fn templates(c: &mut Criterion) {
             .with_trie_cache_bytes(0)
             .with_bind_policy(BindPolicy::Lazy)
             .with_property_order(maskforge_core::PropertyOrder::Declared);
-        let alone = Compiler::new(declared)
-            .compile_json_schema(SEARCH_CALL)
-            .unwrap()
-            .bind(&vocab.compiled)
-            .unwrap();
+        let alone = Compiler::new(declared).compile_json_schema(SEARCH_CALL).unwrap().bind(&vocab.compiled).unwrap();
         let mut mask = vec![0u32; bound.mask_word_count()];
         let positions = [
             ("free-text", session_at(&bound, vocab, "Let me look that up for you")),
