@@ -372,6 +372,33 @@ def test_the_issue_call_and_a_chat_on_smollm2(smollm2):
     assert isinstance(generate(chat, max_new_tokens=64, schema_in_prompt=True), Profile)
 
 
+def test_a_hermes_tool_call_on_smollm2(smollm2):
+    """Two tools with different argument schemas and the model's own chat template; the output
+    starts with the call (with free text first, SmolLM2, whose chat template knows no tools,
+    writes prose or code and rarely the trigger): the model picks the tool and writes arguments
+    that validate."""
+    import jsonschema
+
+    tools = {
+        "get_weather": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 24},
+                        "unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["city", "unit"],
+                        "additionalProperties": False},
+        "search_web": {"type": "object", "properties": {"query": {"type": "string", "maxLength": 40}},
+                       "required": ["query"], "additionalProperties": False},
+    }
+    template = maskforge.templates.tool_calls(tools, text=False, parallel=False)
+    generate = maskforge.Generator(smollm2, template)
+    chat = [
+        {"role": "system", "content": "You call tools. Write <tool_call>, then a JSON object with the tool's name and "
+                                      "arguments, then </tool_call>. Tools: get_weather(city, unit), search_web(query)."},
+        {"role": "user", "content": "What is the weather in Paris, in celsius?"},
+    ]
+    result = generate(chat, max_new_tokens=128)
+    (call,) = result.calls
+    jsonschema.validate(call.arguments, tools[call.name])
+    assert call.name == "get_weather", call
+
+
 def test_the_readme_generation_block_runs(monkeypatch):
     """The README's generation example, as written, from the repository root."""
     readme = (DATA_DIR.parent.parent / "README.md").read_text(encoding="utf-8")
