@@ -249,6 +249,29 @@ def tools_under_test():
     return {"get_weather": weather_type(), "search": SEARCH}
 
 
+def forecast_type():
+    pydantic = pytest.importorskip("pydantic")
+
+    class Forecast(pydantic.BaseModel):
+        city: str
+        days: int = pydantic.Field(ge=1, le=14)
+
+    return Forecast
+
+
+def structured_tools():
+    """Argument schemas that need the structured arm: integers with bounds, an open object."""
+    return {"forecast": forecast_type(), "echo": {"type": "object"}}
+
+
+STRUCTURED_SAMPLES = [
+    'Checking.<tool_call>\n{"name": "forecast", "arguments": {"city": "Oslo", "days": 3}}\n</tool_call>',
+    '<tool_call>\n{"name": "echo", "arguments": {"a": [1, 2.5e3, {"}": "x"}], "b": null}} \n</tool_call>\n'
+    '<tool_call>\n{"name": "forecast", "arguments": {"city": "R", "days": 1.4e1}}\n</tool_call>',
+    '<tool_call>\n{"name": "echo", "arguments": {}}\n</tool_call>',
+]
+
+
 def tool_schemas(tools):
     return {n: (s if isinstance(s, dict) else json.loads(maskforge.targets.resolve_target(s).schema_json))
             for n, s in tools.items()}
@@ -286,6 +309,23 @@ def test_hermes_tool_calls_admit_exactly_the_format():
                 assert program.accepts(text.encode()) is expected, (free_text, required, parallel, text)
         # The samples and their mutations reach both answers.
         assert {v for _, v in verdicts} >= {True, False}
+
+
+def test_structured_tool_arguments_admit_exactly_the_format():
+    tools = structured_tools()
+    schemas = tool_schemas(tools)
+    template = t.tool_calls(tools, ordered=False)
+    program = maskforge.Compiler().compile_template(template)
+    assert all(program.accepts(x.encode()) for x in STRUCTURED_SAMPLES)
+    rng = random.Random(3)
+    verdicts = [(x, judged(lambda s: hermes_oracle(s, schemas), x))
+                for x in STRUCTURED_SAMPLES + mutations(STRUCTURED_SAMPLES, rng, 600)]
+    for text, expected in verdicts:
+        if expected is not None:
+            assert program.accepts(text.encode()) is expected, text
+    assert {v for _, v in verdicts} >= {True, False}
+    parsed = template.parse(STRUCTURED_SAMPLES[1])
+    assert parsed.calls[1].arguments == tools["forecast"](city="R", days=14)
 
 
 def test_hermes_parse_returns_validated_calls():
@@ -370,14 +410,10 @@ def test_tool_call_errors_are_typed():
         t.tool_calls(tools, format="llama3", text=True)
     with pytest.raises(maskforge.InvalidArgumentError):
         t.reasoning(SEARCH, end="")
-    # An argument schema that needs the structured arm: refused at the keyword, never widened.
-    counted = {"type": "object", "properties": {"days": {"type": "integer"}}, "additionalProperties": False}
+    # A JSON part on the structured arm must start where nothing else can: not after free text.
     with pytest.raises(maskforge.SchemaError) as info:
-        maskforge.Compiler().compile_template(t.tool_calls({"forecast": counted}))
-    assert info.value.code == "MF-E004"
-    assert info.value.keyword == "type"
-    assert info.value.pointer.endswith("/anyOf/0/properties/arguments/properties/days") or \
-        info.value.pointer.endswith("/properties/arguments/properties/days")
+        maskforge.Compiler().compile_template(t.sequence(t.text(), t.json(forecast_type())))
+    assert (info.value.code, info.value.keyword, info.value.pointer) == ("MF-E004", "json", "/1/json")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,6 +430,12 @@ def test_tool_call_and_reasoning_masks_equal_the_per_token_route(name):
         (t.tool_calls(tools_under_test()), HERMES_SAMPLES[4] + "\n" + HERMES_SAMPLES[0].split("look.")[1]),
         (t.reasoning(t.tool_calls(tools_under_test(), required=False)),
          '<think>hm</think>\n\n<tool_call>\n{"name": "search", "arguments": {"query": "é"}}\n</tool_call>'),
+        # Structured arguments: values whose end a token may run past (`}` then newlines).
+        (t.tool_calls(structured_tools(), max_whitespace=1), STRUCTURED_SAMPLES[0]),
+        (t.tool_calls(structured_tools(), max_whitespace=1), STRUCTURED_SAMPLES[2]),
+        (t.tool_calls(structured_tools(), max_whitespace=1),
+         '<tool_call>\n{"name": "echo", "arguments": {"n": 7}}\n</tool_call>'),
+        (t.reasoning(forecast_type()), '<think>a</think>\n{"city": "Oslo", "days": 2}'),
     ]
     single_token_tag = False
     for template, text in cases:

@@ -403,19 +403,22 @@ def reasoning(
     whitespace: int = 2,
 ) -> Template:
     """Free reasoning text between ``begin`` and ``end`` (the text may not contain ``end``;
-    ``begin=None`` when the prompt already opened it), up to ``whitespace`` spaces or newlines,
-    then ``target``: a :class:`Template`, or a schema or type (one JSON value). Generation
-    returns :class:`Reasoning`."""
+    ``begin=None`` when the prompt already opened it), then ``target``: a :class:`Template`,
+    after up to ``whitespace`` spaces or newlines, or a schema or type (one JSON value, with
+    the whitespace in front of it that the compiler's policy allows). Generation returns
+    :class:`Reasoning`."""
     if not isinstance(end, str) or not end:
         raise InvalidArgumentError("reasoning(end=...) is a non-empty str")
     if begin is not None and not isinstance(begin, str):
         raise ArgumentTypeError("reasoning(begin=...) is a str or None")
     if not isinstance(whitespace, int) or whitespace < 0:
         raise InvalidArgumentError("reasoning(whitespace=...) is a count of at least 0")
-    inner = target if isinstance(target, Template) else json(target)
+    is_template = isinstance(target, Template)
+    inner = target if is_template else json(target)
     parts: list = [begin] if begin else []
     parts += [text(exclude=[end], max_bytes=max_bytes).document, end]
-    if whitespace:
+    # A JSON value reads the whitespace in front of it itself (as its compiler bounds it).
+    if whitespace and is_template:
         parts.append({"regex": f"[ \\t\\n\\r]{{0,{whitespace}}}"})
     parts.append(inner.document)
     opener = begin or ""

@@ -151,7 +151,12 @@ impl Compiler {
     pub fn compile_template_value(&self, template: &serde_json::Value) -> Result<SchemaProgram> {
         let canonical = format!("\0template\0{template}");
         self.cached(canonical, || {
-            Ok(ExecutableSchema::text(crate::template::template_language(template, &self.options)?))
+            let (language, holes) = crate::template::template_language(template, &self.options)?;
+            if holes.is_empty() {
+                Ok(ExecutableSchema::text(language))
+            } else {
+                Ok(ExecutableSchema::composite(crate::composite::CompositeProgram::new(language, holes)?))
+            }
         })
     }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::compile_stack::on_compile_stack;
 pub use crate::compile_stack::COMPILE_STACK_BYTES;
+use crate::composite::{CompositeProgram, Cursor};
 use crate::error::{DiagnosticCode, Error, Result};
 use crate::options::CompilerOptions;
 use crate::schema::SchemaDocument;
@@ -32,6 +33,8 @@ pub(crate) enum Backend {
     Regular(Arc<ByteDfa>),
     /// A pushdown matcher over the schema graph.
     Structured(Arc<StructuredProgram>),
+    /// A template's automaton with structured holes (raw text).
+    Composite(Arc<CompositeProgram>),
 }
 
 impl ExecutableSchema {
@@ -93,29 +96,39 @@ impl ExecutableSchema {
         ExecutableSchema { backend: Backend::Regular(Arc::new(language)), output: Output::Text }
     }
 
+    /// A template with JSON parts on the structured arm, as an executable of raw text.
+    pub(crate) fn composite(program: CompositeProgram) -> ExecutableSchema {
+        ExecutableSchema { backend: Backend::Composite(Arc::new(program)), output: Output::Text }
+    }
+
     /// Whether the program accepts one JSON value or raw text.
     pub fn output(&self) -> Output {
         self.output
     }
 
-    /// Whether this schema runs on the pushdown (structured) backend.
+    /// Whether this schema runs on the pushdown (structured) backend, alone or in a
+    /// template's JSON parts.
     pub fn requires_structured_backend(&self) -> bool {
-        matches!(self.backend, Backend::Structured(_))
+        !matches!(self.backend, Backend::Regular(_))
     }
 
-    /// `"regular"` or `"structured"`.
+    /// `"regular"`, `"structured"` or `"composite"` (a template with JSON parts on the
+    /// structured arm).
     pub fn backend_name(&self) -> &'static str {
         match self.backend {
             Backend::Regular(_) => "regular",
             Backend::Structured(_) => "structured",
+            Backend::Composite(_) => "composite",
         }
     }
 
-    /// States of the regular arm's automaton, or nodes of the structured arm's graph.
+    /// States of the regular arm's automaton, or nodes of the structured arm's graph (for a
+    /// composite template, the automaton's states and its parts' nodes).
     pub fn state_count(&self) -> usize {
         match &self.backend {
             Backend::Regular(dfa) => dfa.state_count(),
             Backend::Structured(program) => program.graph.len(),
+            Backend::Composite(program) => program.state_count(),
         }
     }
 
@@ -124,6 +137,7 @@ impl ExecutableSchema {
         match &self.backend {
             Backend::Regular(dfa) => dfa.heap_bytes(),
             Backend::Structured(program) => program.heap_bytes(),
+            Backend::Composite(program) => program.heap_bytes(),
         }
     }
 
@@ -137,6 +151,9 @@ impl ExecutableSchema {
             Backend::Regular(dfa) => Matcher { inner: MatcherInner::Regular { dfa, state: dfa.start() } },
             Backend::Structured(program) => {
                 Matcher { inner: MatcherInner::Structured { program, matcher: program.start(), dead: false } }
+            }
+            Backend::Composite(program) => {
+                Matcher { inner: MatcherInner::Composite { program, cursor: Some(program.start()) } }
             }
         }
     }
@@ -157,8 +174,20 @@ pub struct Matcher<'a> {
 
 #[derive(Debug, Clone)]
 enum MatcherInner<'a> {
-    Regular { dfa: &'a ByteDfa, state: StateId },
-    Structured { program: &'a StructuredProgram, matcher: DocumentMatcher, dead: bool },
+    Regular {
+        dfa: &'a ByteDfa,
+        state: StateId,
+    },
+    Structured {
+        program: &'a StructuredProgram,
+        matcher: DocumentMatcher,
+        dead: bool,
+    },
+    /// `cursor`: `None` once dead.
+    Composite {
+        program: &'a CompositeProgram,
+        cursor: Option<Cursor>,
+    },
 }
 
 impl Matcher<'_> {
@@ -175,6 +204,14 @@ impl Matcher<'_> {
                 }
                 !*dead
             }
+            MatcherInner::Composite { program, cursor } => {
+                if let Some(at) = cursor {
+                    if !program.feed_all(at, bytes) {
+                        *cursor = None;
+                    }
+                }
+                cursor.is_some()
+            }
         }
     }
 
@@ -183,6 +220,7 @@ impl Matcher<'_> {
         match &self.inner {
             MatcherInner::Regular { dfa, state } => *state != DEAD && dfa.is_accepting(*state),
             MatcherInner::Structured { program, matcher, dead } => !*dead && matcher.is_accepting(&program.graph),
+            MatcherInner::Composite { program, cursor } => cursor.as_ref().is_some_and(|at| program.is_accepting(at)),
         }
     }
 
@@ -192,6 +230,7 @@ impl Matcher<'_> {
         match &self.inner {
             MatcherInner::Regular { state, .. } => *state == DEAD,
             MatcherInner::Structured { dead, .. } => *dead,
+            MatcherInner::Composite { cursor, .. } => cursor.is_none(),
         }
     }
 }

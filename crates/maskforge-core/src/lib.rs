@@ -44,6 +44,7 @@ mod bind;
 mod cache;
 mod compile_stack;
 mod compiler;
+mod composite;
 mod error;
 mod executable;
 mod limits;

@@ -3,7 +3,10 @@
 use std::sync::{Arc, Mutex};
 
 use crate::automata::{StateId, DEAD};
-use crate::bind::{BoundKind, BoundSchema, MaskCost, MaskRoute, RegularMasks, StringMemo, StructuredMasks};
+use crate::bind::{
+    BoundKind, BoundSchema, CompositeMasks, MaskCost, MaskRoute, RegularMasks, StringMemo, StructuredMasks,
+};
+use crate::composite::Cursor;
 use crate::error::{Error, RejectReason, Result};
 use crate::executable::Output;
 use crate::mask;
@@ -162,6 +165,11 @@ enum Position {
         masks: Arc<StructuredMasks>,
         matcher: Arc<DocumentMatcher>,
     },
+    /// A template with JSON parts on the structured arm; the cursor is shared like a matcher.
+    Composite {
+        masks: Arc<CompositeMasks>,
+        cursor: Arc<Cursor>,
+    },
 }
 
 /// Sessions start from a bound schema; binding itself knows nothing of them.
@@ -217,6 +225,9 @@ impl Session {
             BoundKind::Structured(masks) => {
                 Position::Structured { matcher: Arc::new(masks.program.start()), masks: Arc::clone(masks) }
             }
+            BoundKind::Composite(masks) => {
+                Position::Composite { cursor: Arc::new(masks.program.start()), masks: Arc::clone(masks) }
+            }
         }
     }
 
@@ -236,6 +247,9 @@ impl Session {
             Position::Structured { masks, matcher } => {
                 masks.mask(matcher, &self.strings, self.tokens, out);
             }
+            Position::Composite { masks, cursor } => {
+                masks.mask(cursor, &self.strings, self.tokens, out);
+            }
         }
         Ok(())
     }
@@ -254,6 +268,10 @@ impl Session {
                 // A memo of its own, so that the count does not depend on the masks written before.
                 let mut scratch = vec![0u32; self.bound.word_count];
                 masks.mask(matcher, &Mutex::default(), self.tokens, &mut scratch)
+            }
+            Position::Composite { masks, cursor } => {
+                let mut scratch = vec![0u32; self.bound.word_count];
+                masks.mask(cursor, &Mutex::default(), self.tokens, &mut scratch)
             }
         }
     }
@@ -347,6 +365,10 @@ impl Session {
             if !memo.is_empty() {
                 let leaves = match &self.position {
                     Position::Structured { matcher, .. } if !self.finished => matcher.forgotten_string_leaves(),
+                    Position::Composite { cursor, .. } if !self.finished => match &**cursor {
+                        Cursor::Hole { matcher, .. } => matcher.forgotten_string_leaves(),
+                        Cursor::Outer(_) => None,
+                    },
                     _ => None,
                 };
                 let holds = match Arc::get_mut(memo) {
@@ -436,8 +458,19 @@ impl Session {
             Step::Stay => (self.position.clone(), self.finished),
             Step::Move(next) => {
                 let memo = self.strings.get_mut().unwrap_or_else(|e| e.into_inner());
-                if let (Some(bytes), false) = (self.bound.vocabulary.token_bytes(token), memo.is_empty()) {
-                    Arc::make_mut(memo).advance(bytes);
+                if !memo.is_empty() {
+                    // A memo is worked out inside one hole's value: a token that leaves it, or
+                    // moves to another hole, ends it.
+                    let same_value = match (&self.position, &next) {
+                        (Position::Composite { cursor: before, .. }, Position::Composite { cursor: after, .. }) => {
+                            matches!((&**before, &**after), (Cursor::Hole { hole: a, .. }, Cursor::Hole { hole: b, .. }) if a == b)
+                        }
+                        _ => true,
+                    };
+                    match (self.bound.vocabulary.token_bytes(token), same_value) {
+                        (Some(bytes), true) => Arc::make_mut(memo).advance(bytes),
+                        _ => *memo = Arc::default(),
+                    }
                 }
                 (next, self.finished)
             }
@@ -498,6 +531,14 @@ impl Session {
                 let mut next = DocumentMatcher::clone(matcher);
                 if next.feed_all(&masks.program.graph, bytes) {
                     Ok(Step::Move(Position::Structured { masks: Arc::clone(masks), matcher: Arc::new(next) }))
+                } else {
+                    reject(RejectReason::LeavesLanguage)
+                }
+            }
+            Position::Composite { masks, cursor } => {
+                let mut next = Cursor::clone(cursor);
+                if masks.program.feed_all(&mut next, bytes) {
+                    Ok(Step::Move(Position::Composite { masks: Arc::clone(masks), cursor: Arc::new(next) }))
                 } else {
                     reject(RejectReason::LeavesLanguage)
                 }
@@ -594,7 +635,7 @@ impl Position {
                 Position::Structured { matcher, .. } if matcher.is_trailing() => continue,
                 Position::Regular { state, .. } if seen_states.contains(state) => continue,
                 Position::Regular { state, .. } => seen_states.push(*state),
-                Position::Structured { .. } => {}
+                Position::Structured { .. } | Position::Composite { .. } => {}
             }
             explored += 1;
             if explored > MAX_WHITESPACE_POSITIONS {
@@ -626,6 +667,13 @@ impl Position {
                 let mut next = DocumentMatcher::clone(matcher);
                 next.feed(graph, b).then(|| Position::Structured { masks: Arc::clone(masks), matcher: Arc::new(next) })
             }
+            Position::Composite { masks, cursor } => {
+                let mut next = Cursor::clone(cursor);
+                masks
+                    .program
+                    .feed(&mut next, b)
+                    .then(|| Position::Composite { masks: Arc::clone(masks), cursor: Arc::new(next) })
+            }
         }
     }
 
@@ -634,6 +682,7 @@ impl Position {
         match self {
             Position::Regular { masks, state } => masks.dfa.is_accepting(*state),
             Position::Structured { masks, matcher } => matcher.is_accepting(&masks.program.graph),
+            Position::Composite { masks, cursor } => masks.program.is_accepting(cursor),
         }
     }
 }

@@ -20,27 +20,30 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::automata::{ecma, ByteDfa, Re};
+use crate::automata::{ecma, json, ByteDfa, Re};
+use crate::composite::{Hole, MARKER, MAX_HOLES};
 use crate::error::{Diagnostic, DiagnosticCode, Error, Result};
-use crate::executable::ExecutableSchema;
 use crate::options::{CompilerOptions, PropertyOrder};
 use crate::schema::SchemaDocument;
 
-/// The texts `template` describes, as one automaton.
-pub(crate) fn template_language(template: &Value, options: &CompilerOptions) -> Result<ByteDfa> {
-    let mut lowering = Lowering { options, any_text: None };
+/// The texts `template` describes: one automaton, and the holes in it of the JSON parts whose
+/// schemas need the structured arm (see [`crate::composite`]).
+pub(crate) fn template_language(template: &Value, options: &CompilerOptions) -> Result<(ByteDfa, Vec<Hole>)> {
+    let mut lowering = Lowering { options, any_text: None, holes: Vec::new() };
     let re = lowering.part(template, "", 0)?;
     let language = compile(&re, options, "", "template")?;
     if language.is_empty_language() {
         return Err(invalid(DiagnosticCode::UnsatisfiableSchema, "", "template", "the template matches no text"));
     }
-    Ok(language)
+    Ok((language, lowering.holes))
 }
 
 struct Lowering<'a> {
     options: &'a CompilerOptions,
     /// Every UTF-8 text, built on first use.
     any_text: Option<Arc<ByteDfa>>,
+    /// The JSON parts on the structured arm, in the order of their markers.
+    holes: Vec<Hole>,
 }
 
 impl Lowering<'_> {
@@ -241,20 +244,33 @@ impl Lowering<'_> {
             e
         };
         let document = SchemaDocument::from_value(part["json"].clone(), &options).map_err(within)?;
-        // The regular lowering itself, so that a refusal names the keyword that needs the
-        // structured arm (`integer`, a bound, an open object) at its pointer in the schema.
-        match crate::regular::compile_automaton(&document, &options) {
-            Ok(dfa) => Ok(Re::Dfa(Arc::new(dfa))),
-            Err(Error::Schema(mut d)) if d.code == DiagnosticCode::RequiresStructuredBackend => {
-                // The regular lowering stops at the first keyword it cannot lower; an error in the
-                // schema itself (a malformed keyword further on) comes first.
-                ExecutableSchema::compile(&document, &options).map_err(within)?;
-                d.message =
-                    format!("{} (a template's JSON parts need a regular language; see docs/templates.md)", d.message);
-                Err(within(Error::Schema(d)))
+        // A regular language becomes part of the template's automaton; any other is a hole
+        // that the part's structured program reads (see `crate::composite`).
+        let regular = match crate::regular::compile_automaton(&document, &options) {
+            Ok(dfa) => return Ok(Re::Dfa(Arc::new(dfa))),
+            Err(Error::Schema(d))
+                if matches!(d.code, DiagnosticCode::RequiresStructuredBackend | DiagnosticCode::ResourceLimit) =>
+            {
+                d
             }
-            Err(e) => Err(within(e)),
+            Err(e) => return Err(within(e)),
+        };
+        let program =
+            crate::compile_stack::on_compile_stack(|| crate::structured::compile_program(&document, &options))
+                .map_err(|e| match (&e, regular.code) {
+                    // Too large for one automaton and refused by the structured arm: the size first.
+                    (_, DiagnosticCode::ResourceLimit) => within(Error::Schema(regular.clone())),
+                    _ => within(e),
+                })?;
+        if self.holes.len() == MAX_HOLES {
+            let message = format!("a template holds at most {MAX_HOLES} JSON parts on the structured arm");
+            return Err(invalid(DiagnosticCode::ResourceLimit, &at, "json", message));
         }
+        let index = self.holes.len() as u8;
+        self.holes.push(Hole { program: Arc::new(program), pointer: at });
+        // The value's own whitespace after it, bounded as the part bounds runs.
+        let after = Re::repeat(json::whitespace_byte(), 0, options.max_json_whitespace);
+        Ok(Re::concat(vec![Re::literal(&[MARKER, index]), after]))
     }
 
     /// Free text in which the first occurrence of a trigger commits to a tag that begins with it.

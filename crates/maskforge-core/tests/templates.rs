@@ -9,7 +9,8 @@ use std::sync::Arc;
 use maskforge_core::low_level::reference_mask;
 use maskforge_core::mask::{allowed_ids, get_bit};
 use maskforge_core::{
-    CompiledVocabulary, Compiler, CompilerOptions, DiagnosticCode, Output, TokenizerJsonOptions, Vocabulary,
+    CompiledVocabulary, Compiler, CompilerOptions, DiagnosticCode, Output, PropertyOrder, TokenizerJsonOptions,
+    Vocabulary,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -55,6 +56,9 @@ fn ends(part: &Value, text: &[u8], start: usize) -> BTreeSet<usize> {
                 }
                 if let Some(closed) = object.get("closed_objects") {
                     options = options.with_closed_objects(closed.as_bool().unwrap());
+                }
+                if let Some(order) = object.get("property_order") {
+                    options = options.with_property_order(PropertyOrder::from_name(order.as_str().unwrap()).unwrap());
                 }
                 let program = Compiler::new(options).compile_json_value(schema).unwrap();
                 return whole(&|t: &[u8]| program.executable().accepts(t));
@@ -180,6 +184,43 @@ fn templates() -> Vec<(&'static str, Value, Vec<&'static str>)> {
                    {"tags": tools["tags"], "triggers": ["<tool_call>"], "at_least_one": true, "stop_after_first": true}]),
             vec!["<think>It is <tool_call> time</think>\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": false}}\n</tool_call>"],
         ),
+        // JSON parts whose schemas need the structured arm: holes in the template's automaton.
+        (
+            "integer part",
+            json!(["<", {"json": {"type": "integer", "minimum": -5, "maximum": 300}}, ">"]),
+            vec!["<12>", "<-5>", "< 3.0e1 >", "<1e2>", "<300>"],
+        ),
+        (
+            "number then text",
+            json!([{"json": {"type": "integer"}, "max_whitespace": 1}, " items"]),
+            vec!["12 items", "-3  items", "1.0e3 items"],
+        ),
+        (
+            "structured tool calls",
+            json!({"tags": [{"begin": "<tool_call>\n", "content": {"json": {"anyOf": [
+                       {"type": "object", "properties": {"name": {"const": "forecast"},
+                        "arguments": {"type": "object", "properties": {"days": {"type": "integer", "minimum": 1}},
+                                      "required": ["days"]}},
+                        "required": ["name", "arguments"], "additionalProperties": false},
+                       {"type": "object", "properties": {"name": {"const": "echo"}, "arguments": {}},
+                        "required": ["name", "arguments"], "additionalProperties": false}]},
+                       "max_whitespace": 1, "property_order": "declared"}, "end": "\n</tool_call>"}],
+                   "triggers": ["<tool_call>"]}),
+            vec![
+                "",
+                "Let me check.<tool_call>\n{\"name\": \"forecast\", \"arguments\": {\"days\": 3, \"where\": \"Oslo\"}}\n</tool_call>",
+                "<tool_call>\n{\"name\":\"echo\",\"arguments\":[1,{\"a\":\"}\"}]} \n</tool_call>\nok<tool_call>\n{\"name\": \"echo\", \"arguments\": \"x\"}\n</tool_call>",
+                // Ends of the root object where tokens run on past it (`}` then text).
+                "<tool_call>\n{\"name\": \"echo\", \"arguments\": 5}\n</tool_call>",
+                "<tool_call>\n{\"name\": \"echo\", \"arguments\": true} \n</tool_call>",
+            ],
+        ),
+        (
+            "reasoning then a structured value",
+            json!(["<think>", {"text": {"exclude": ["</think>"]}}, "</think>",
+                   {"json": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}]),
+            vec!["<think>x</think>{\"n\": 3}", "<think></think>\n {\"n\":-1, \"more\": [1]} "],
+        ),
         (
             "triggers that straddle into the begin",
             json!({"tags": [{"begin": "aab", "content": {"regex": "[0-9]"}, "end": ";"}], "triggers": ["aa"]}),
@@ -215,6 +256,10 @@ fn a_template_accepts_what_its_reference_matcher_accepts() {
     for (label, template, seeds) in templates() {
         let program = Compiler::without_cache().compile_template_value(&template).unwrap();
         assert_eq!(program.executable().output(), Output::Text);
+        let structured =
+            ["integer part", "number then text", "structured tool calls", "reasoning then a structured value"];
+        let backend = if structured.contains(&label) { "composite" } else { "regular" };
+        assert_eq!(program.executable().backend_name(), backend, "{label}");
         for seed in &seeds {
             assert!(reference_accepts(&template, seed.as_bytes()), "{label}: the reference refuses {seed:?}");
             assert!(program.executable().accepts(seed.as_bytes()), "{label}: refuses {seed:?}");
@@ -290,19 +335,31 @@ fn malformed_templates_are_typed_diagnostics_that_point_into_the_document() {
         (json!({"repeat": "a", "min": 3, "max": 2}), DiagnosticCode::UnsatisfiableSchema, "max", "/max"),
         (json!({"repeat": "a", "min": -1}), DiagnosticCode::InvalidKeywordValue, "min", "/min"),
         (json!({"text": {"exclude": [""]}}), DiagnosticCode::InvalidKeywordValue, "exclude", "/text"),
-        (json!([{"json": {"type": "object"}}]), DiagnosticCode::RequiresStructuredBackend, "type", "/0/json"),
         (
-            json!({"json": {"type": "integer"}, "closed_objects": true}),
+            // A structured JSON part must start where nothing else can.
+            json!([{"text": {}}, {"json": {"type": "integer"}}]),
             DiagnosticCode::RequiresStructuredBackend,
-            "type",
-            "/json",
+            "json",
+            "/1/json",
         ),
         (
-            // The refusal names the keyword inside the part's schema that needs the structured arm.
-            json!(["<a>", {"json": {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false}}]),
+            json!([{"json": {"type": "integer"}}, {"json": {"type": "object"}}]),
             DiagnosticCode::RequiresStructuredBackend,
-            "type",
-            "/1/json/properties/n",
+            "json",
+            "/1/json",
+        ),
+        (
+            json!({"choice": [{"json": {"type": "integer"}}, {"json": {"type": "object"}}]}),
+            DiagnosticCode::RequiresStructuredBackend,
+            "json",
+            "/choice/0/json",
+        ),
+        (
+            // Text after a number part that would continue the number.
+            json!([{"json": {"type": "integer"}}, {"choice": ["!", "5"]}]),
+            DiagnosticCode::RequiresStructuredBackend,
+            "json",
+            "/0/json",
         ),
         (
             json!({"json": {"type": "string"}, "property_order": "sorted"}),
@@ -375,4 +432,27 @@ fn templates_are_cached_apart_from_other_programs() {
     // Same text, different whitespace policy for a JSON part: a different program.
     let tight = compiler.compile_template_value(&json!({"json": {"enum": ["x"]}, "max_whitespace": 0})).unwrap();
     assert!(!tight.executable().accepts(b" \"x\"") && tight.executable().accepts(b"\"x\""));
+}
+
+/// A token holding the marker byte that stands for a structured JSON part in the template's
+/// automaton (`0xFF`, never in UTF-8 text) is read as the byte it is: it cannot skip the part.
+#[test]
+fn a_token_spelling_a_hole_marker_does_not_skip_the_json_part() {
+    use maskforge_core::build_vocabulary;
+    let tokens: [&[u8]; 6] = [b"<", b"<\xFF\x00", b"\xFF\x00>", b"7", b">", b"<7>"];
+    let map = tokens.iter().enumerate().map(|(id, t)| (id as u32, t.to_vec()));
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(build_vocabulary(6, map).unwrap())).unwrap();
+    let template = json!(["<", {"json": {"type": "integer"}}, ">"]);
+    let bound = Compiler::without_cache().compile_template_value(&template).unwrap().bind(&vocabulary).unwrap();
+    assert_eq!(bound.executable().backend_name(), "composite");
+    let session = bound.start_session().unwrap();
+    let mut mask = vec![0u32; bound.mask_word_count()];
+    session.write_mask(&mut mask).unwrap();
+    assert_eq!(allowed_ids(&mask), vec![0, 5], "`<` and `<7>`, not `<` with the marker");
+    let reference = reference_mask(bound.executable(), vocabulary.vocabulary(), b"").unwrap();
+    assert_eq!(mask, reference);
+    let mut session = session;
+    session.advance(0).unwrap();
+    session.write_mask(&mut mask).unwrap();
+    assert_eq!(allowed_ids(&mask), vec![3], "only the integer's digit after `<`");
 }

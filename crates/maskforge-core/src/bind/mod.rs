@@ -6,6 +6,7 @@
 //! row is computed on first use behind a per-state once-cell.
 
 mod closing;
+mod composite;
 mod named_keys;
 mod rows;
 mod value_starts;
@@ -24,6 +25,7 @@ use crate::structured::{DocumentMatcher, FiniteKey, KeyCloses, StructuredProgram
 use crate::vocabulary::{CompiledVocabulary, Descend, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use closing::{KeyTailMemo, StringMemo};
+pub(crate) use composite::CompositeMasks;
 pub(crate) use rows::RowTable;
 
 use closing::{after_key_quote, AfterKeyQuote, FirstQuoteCloses, QuoteTails};
@@ -78,12 +80,14 @@ pub(crate) struct BoundInner {
     pub(crate) kind: BoundKind,
 }
 
-/// The two arms, bound: a session holds the one its schema compiled to, so no code asks an
-/// arm for what only the other has.
+/// The arms, bound: a session holds the one its schema compiled to, so no code asks an
+/// arm for what only another has.
 #[derive(Debug)]
 pub(crate) enum BoundKind {
     Regular(Arc<RegularMasks>),
     Structured(Arc<StructuredMasks>),
+    /// A template with JSON parts on the structured arm.
+    Composite(Arc<CompositeMasks>),
 }
 
 /// A regular schema bound: one precomputed row per DFA state, over the class trie.
@@ -259,50 +263,37 @@ impl BoundSchema {
         tries: Arc<TrieCache>,
     ) -> Result<BoundSchema> {
         let word_count = vocabulary.mask_word_count();
+        let adaptive = |states: usize| match policy {
+            BindPolicy::Adaptive if states.saturating_mul(word_count * 4) <= eager_table_bytes => BindPolicy::Eager,
+            BindPolicy::Adaptive => BindPolicy::Lazy,
+            fixed => fixed,
+        };
         let (kind, policy) = match executable.backend() {
             Backend::Regular(dfa) => {
-                let dfa = Arc::clone(dfa);
-                let trie = tries.class_trie(vocabulary.uid(), vocabulary.vocabulary(), dfa.byte_classes());
-                let policy = match policy {
-                    BindPolicy::Adaptive => {
-                        let table_bytes = dfa.state_count().saturating_mul(word_count * 4);
-                        if table_bytes <= eager_table_bytes {
-                            BindPolicy::Eager
-                        } else {
-                            BindPolicy::Lazy
-                        }
-                    }
-                    fixed => fixed,
-                };
-                let rows = RowTable::new(dfa.state_count());
-                let masks =
-                    RegularMasks { dfa, trie, rows, vocabulary: Arc::clone(vocabulary.vocabulary()), word_count };
-                (BoundKind::Regular(Arc::new(masks)), policy)
+                let masks = RegularMasks::new(Arc::clone(dfa), vocabulary, &tries);
+                (BoundKind::Regular(Arc::new(masks)), adaptive(dfa.state_count()))
             }
             Backend::Structured(program) => (
-                BoundKind::Structured(Arc::new(StructuredMasks {
-                    program: Arc::clone(program),
-                    trie: Arc::clone(vocabulary.byte_trie()),
-                    strings: StringRows {
-                        vocabulary_uid: vocabulary.uid(),
-                        longest_token: vocabulary
-                            .vocabulary()
-                            .tokens_with_bytes()
-                            .map(|(_, bytes)| bytes.len() as u64)
-                            .max()
-                            .unwrap_or(0),
-                        tries,
-                        class_tries: Mutex::new(HashMap::new()),
-                        splits: Mutex::new(HashMap::new()),
-                        key_tails: KeyTailMemo::default(),
-                        shared: shared_string_rows(vocabulary),
-                    },
-                    values: Box::default(),
-                    vocabulary: Arc::clone(vocabulary.vocabulary()),
-                    word_count,
-                })),
+                BoundKind::Structured(Arc::new(StructuredMasks::new(Arc::clone(program), vocabulary, &tries))),
                 BindPolicy::Lazy,
             ),
+            Backend::Composite(program) => {
+                let outer = RegularMasks::new(Arc::clone(&program.dfa), vocabulary, &tries);
+                let holes = program
+                    .holes
+                    .iter()
+                    .map(|hole| StructuredMasks::new(Arc::clone(&hole.program), vocabulary, &tries))
+                    .collect();
+                let masks = CompositeMasks::new(
+                    Arc::clone(program),
+                    outer,
+                    holes,
+                    Arc::clone(vocabulary.byte_trie()),
+                    Arc::clone(vocabulary.vocabulary()),
+                    word_count,
+                );
+                (BoundKind::Composite(Arc::new(masks)), BindPolicy::Lazy)
+            }
         };
         let inner =
             BoundInner { executable, vocabulary: Arc::clone(vocabulary.vocabulary()), word_count, policy, kind };
@@ -362,6 +353,7 @@ impl BoundSchema {
         match &self.inner.kind {
             BoundKind::Regular(masks) => masks.rows.stats(),
             BoundKind::Structured(_) => (0, 0),
+            BoundKind::Composite(masks) => masks.outer_row_stats(),
         }
     }
 
@@ -370,6 +362,7 @@ impl BoundSchema {
         match &self.inner.kind {
             BoundKind::Regular(masks) => masks.trie.node_count(),
             BoundKind::Structured(masks) => masks.trie.node_count(),
+            BoundKind::Composite(masks) => masks.outer_trie_nodes(),
         }
     }
 }
@@ -382,6 +375,13 @@ impl BoundInner {
 }
 
 impl RegularMasks {
+    fn new(dfa: Arc<ByteDfa>, vocabulary: &CompiledVocabulary, tries: &TrieCache) -> RegularMasks {
+        let trie = tries.class_trie(vocabulary.uid(), vocabulary.vocabulary(), dfa.byte_classes());
+        let rows = RowTable::new(dfa.state_count());
+        let word_count = vocabulary.mask_word_count();
+        RegularMasks { dfa, trie, rows, vocabulary: Arc::clone(vocabulary.vocabulary()), word_count }
+    }
+
     /// The packed row of a regular `state` (EOS bits included when the state accepts).
     pub(crate) fn row(&self, state: StateId) -> &[u32] {
         let RegularMasks { dfa, trie, rows, .. } = self;
@@ -411,6 +411,34 @@ impl RegularMasks {
 }
 
 impl StructuredMasks {
+    fn new(
+        program: Arc<StructuredProgram>,
+        vocabulary: &CompiledVocabulary,
+        tries: &Arc<TrieCache>,
+    ) -> StructuredMasks {
+        StructuredMasks {
+            program,
+            trie: Arc::clone(vocabulary.byte_trie()),
+            strings: StringRows {
+                vocabulary_uid: vocabulary.uid(),
+                longest_token: vocabulary
+                    .vocabulary()
+                    .tokens_with_bytes()
+                    .map(|(_, bytes)| bytes.len() as u64)
+                    .max()
+                    .unwrap_or(0),
+                tries: Arc::clone(tries),
+                class_tries: Mutex::new(HashMap::new()),
+                splits: Mutex::new(HashMap::new()),
+                key_tails: KeyTailMemo::default(),
+                shared: shared_string_rows(vocabulary),
+            },
+            values: Box::default(),
+            vocabulary: Arc::clone(vocabulary.vocabulary()),
+            word_count: vocabulary.mask_word_count(),
+        }
+    }
+
     /// Writes the mask of a structured position; says which route it took and how many
     /// token-trie nodes the matcher was stepped through (a counter, not a timing).
     /// `memo` is shared with the session's forks until one of them changes it; `tokens` is the

@@ -32,7 +32,8 @@ use crate::schema::SchemaDocument;
 
 pub(crate) use graph::{Graph, NodeId};
 pub(crate) use matcher::{
-    feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, LoneValue, Step, ValueCloses, ValueOutcome,
+    closing_offsets, feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, LoneValue, Step, ValueCloses,
+    ValueOutcome,
 };
 
 /// A compiled structured schema.

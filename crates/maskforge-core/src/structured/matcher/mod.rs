@@ -420,7 +420,40 @@ impl Nesting {
     }
 }
 
+/// Where text would close the container around the current position, read as the matcher's
+/// nesting reads it: for text starting inside a string (`in_string`, after a backslash when
+/// `escaped`) or outside, `hits[j - 1]` is the index of the byte that closes `j` levels above
+/// the start (a `}` or `]` outside strings, with brackets opened in between closed first).
+pub(crate) fn closing_offsets(bytes: &[u8], in_string: bool, escaped: bool) -> Vec<u16> {
+    let mut nesting = Nesting { depth: u32::MAX / 2, in_string, escaped };
+    let start = nesting.depth;
+    let mut hits = Vec::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        nesting.feed(b);
+        let closed = start.saturating_sub(nesting.depth) as usize;
+        if closed > hits.len() {
+            hits.push(i as u16);
+        }
+    }
+    hits
+}
+
 impl DocumentMatcher {
+    /// The nesting of the text read so far: open containers, inside a string, after its `\`.
+    pub(crate) fn nesting(&self) -> (u32, bool, bool) {
+        (self.nesting.depth, self.nesting.in_string, self.nesting.escaped)
+    }
+
+    /// Whether the value has started (a byte other than leading whitespace was read).
+    pub(crate) fn has_started(&self) -> bool {
+        self.started
+    }
+
+    /// Whether the matcher is as it starts: nothing read but whitespace it does not count.
+    pub(crate) fn is_at_start(&self) -> bool {
+        !self.started && self.whitespace_run == 0
+    }
+
     pub(crate) fn new(root: NodeId, max_whitespace: Option<u32>) -> Self {
         DocumentMatcher {
             value: OpenValue::Start(root),

@@ -1,0 +1,228 @@
+//! A composite template bound: rows of the template's automaton for its text, the structured
+//! masks of each hole for the values, and the tokens that cross from one to the other.
+//!
+//! Outside holes a mask is the automaton state's row, plus the tokens that run from the state
+//! into a hole (found once per state by a walk of the byte trie on the composite cursor), with
+//! the few tokens that hold the marker byte checked one by one (a row reads the marker as a byte;
+//! a cursor never does). Inside a hole's container a mask is the hole's structured mask, except
+//! for the tokens that may close the value before their last byte: the standalone program reads
+//! whitespace there and nothing else, the template reads its own text. Those tokens are found by
+//! their nesting (which byte closes the root container, from the string mode at the cursor and
+//! the depth) and checked one by one on the cursor. At a value's start and in scalar values
+//! (strings, numbers and literals at the root) the mask is a walk of the byte trie on the cursor,
+//! memoised at the start of each hole.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::{set_eos, MaskCost, MaskRoute, RegularMasks, StringMemo, StructuredMasks};
+use crate::automata::StateId;
+use crate::composite::{CompositeProgram, Cursor, MARKER};
+use crate::mask;
+use crate::structured::closing_offsets;
+use crate::vocabulary::{TokenId, TokenTrie, Vocabulary};
+
+#[derive(Debug)]
+pub(crate) struct CompositeMasks {
+    pub(crate) program: Arc<CompositeProgram>,
+    outer: RegularMasks,
+    holes: Vec<StructuredMasks>,
+    trie: Arc<TokenTrie>,
+    vocabulary: Arc<Vocabulary>,
+    word_count: usize,
+    /// Tokens holding the marker byte.
+    marked: Vec<TokenId>,
+    /// Per string mode (outside strings, inside, after a backslash): the tokens that close a
+    /// container before their last byte, with the offsets of their closes.
+    closers: [Vec<(TokenId, Vec<u16>)>; 3],
+    /// Per automaton state: the tokens that run from it into a hole and stay completable.
+    entering: Memo<StateId, Vec<TokenId>>,
+    /// Per (hole, resume state): the mask where the hole starts.
+    at_start: Memo<(usize, StateId), Vec<u32>>,
+    /// Per (resume state, string mode, depth): the tokens that may end the value before their
+    /// last byte, where what follows is whitespace or the template's text.
+    past_end: Memo<(StateId, usize, u32), Vec<TokenId>>,
+}
+
+/// Answers worked out on first use and shared by every session of the bound template.
+type Memo<K, V> = Mutex<HashMap<K, Arc<V>>>;
+
+fn memoised<K: std::hash::Hash + Eq, V>(memo: &Memo<K, V>, key: K, compute: impl FnOnce() -> V) -> Arc<V> {
+    if let Some(known) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Arc::clone(known);
+    }
+    // Computed unlocked: two sessions may both work it out once; either answer is the same.
+    let value = Arc::new(compute());
+    memo.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(value).clone()
+}
+
+impl CompositeMasks {
+    pub(crate) fn new(
+        program: Arc<CompositeProgram>,
+        outer: RegularMasks,
+        holes: Vec<StructuredMasks>,
+        trie: Arc<TokenTrie>,
+        vocabulary: Arc<Vocabulary>,
+        word_count: usize,
+    ) -> CompositeMasks {
+        let mut marked = Vec::new();
+        let mut closers: [Vec<(TokenId, Vec<u16>)>; 3] = Default::default();
+        for (id, bytes) in vocabulary.tokens_with_bytes() {
+            if bytes.contains(&MARKER) {
+                marked.push(id);
+            }
+            for (mode, (in_string, escaped)) in [(false, false), (true, false), (true, true)].into_iter().enumerate() {
+                let mut offsets = closing_offsets(bytes, in_string, escaped);
+                offsets.retain(|&i| usize::from(i) + 1 < bytes.len());
+                if !offsets.is_empty() {
+                    closers[mode].push((id, offsets));
+                }
+            }
+        }
+        CompositeMasks {
+            program,
+            outer,
+            holes,
+            trie,
+            vocabulary,
+            word_count,
+            marked,
+            closers,
+            entering: Mutex::default(),
+            at_start: Mutex::default(),
+            past_end: Mutex::default(),
+        }
+    }
+
+    /// Rows of the template's automaton computed so far, and distinct rows stored.
+    pub(crate) fn outer_row_stats(&self) -> (usize, usize) {
+        self.outer.rows.stats()
+    }
+
+    /// Nodes of the class trie the automaton's rows walk.
+    pub(crate) fn outer_trie_nodes(&self) -> usize {
+        self.outer.trie.node_count()
+    }
+
+    /// Writes the mask at `cursor` (EOS bits included where the text is accepted).
+    pub(crate) fn mask(
+        &self,
+        cursor: &Cursor,
+        memo: &Mutex<Arc<StringMemo>>,
+        tokens: usize,
+        out: &mut [u32],
+    ) -> MaskCost {
+        match cursor {
+            Cursor::Outer(state) => {
+                out.copy_from_slice(self.outer.row(*state));
+                for &id in &self.marked {
+                    self.decide(cursor, id, out);
+                }
+                for &id in self.entering(*state).iter() {
+                    mask::set_bit(out, id);
+                }
+                MaskCost { route: MaskRoute::Row, trie_steps: 0 }
+            }
+            Cursor::Hole { hole, matcher, resume } => {
+                let (depth, in_string, escaped) = matcher.nesting();
+                if matcher.has_started() && depth > 0 {
+                    let cost = self.holes[*hole].mask(matcher, memo, tokens, out);
+                    let mode = usize::from(in_string) + usize::from(escaped);
+                    for &id in self.past_end(*resume, mode, depth).iter() {
+                        self.decide(cursor, id, out);
+                    }
+                    return cost;
+                }
+                if matcher.is_at_start() {
+                    let row = memoised(&self.at_start, (*hole, *resume), || {
+                        let mut row = vec![0u32; self.word_count];
+                        self.walk(cursor, &mut row);
+                        row
+                    });
+                    out.copy_from_slice(&row);
+                } else {
+                    self.walk(cursor, out);
+                }
+                MaskCost { route: MaskRoute::TrieWalk, trie_steps: 0 }
+            }
+        }
+    }
+
+    /// Sets or clears token `id`'s bit by reading its bytes on the cursor.
+    fn decide(&self, cursor: &Cursor, id: TokenId, out: &mut [u32]) {
+        let admitted = self.vocabulary.token_bytes(id).is_some_and(|bytes| {
+            let mut at = cursor.clone();
+            self.program.feed_all(&mut at, bytes)
+        });
+        if admitted {
+            mask::set_bit(out, id);
+        } else {
+            mask::clear_bit(out, id);
+        }
+    }
+
+    /// The mask at `cursor` by a walk of the byte trie, each node read on a copy of the cursor.
+    fn walk(&self, cursor: &Cursor, out: &mut [u32]) {
+        out.fill(0);
+        let program = &*self.program;
+        self.trie.walk(
+            cursor.clone(),
+            |mut at, byte| program.feed(&mut at, byte).then_some(at),
+            |_, ids| {
+                for &id in ids {
+                    mask::set_bit(out, id);
+                }
+            },
+        );
+        if program.is_accepting(cursor) {
+            set_eos(&self.vocabulary, out);
+        }
+    }
+
+    /// The tokens that run from automaton state `state` into a hole and stay completable: a walk
+    /// of the byte trie that follows only paths reaching a hole before their end.
+    fn entering(&self, state: StateId) -> Arc<Vec<TokenId>> {
+        memoised(&self.entering, state, || self.walk_entering(state))
+    }
+
+    fn walk_entering(&self, state: StateId) -> Vec<TokenId> {
+        let program = &*self.program;
+        let mut found = Vec::new();
+        self.trie.walk(
+            (Cursor::Outer(state), false),
+            |(mut at, entered), byte| {
+                let entered = entered || matches!(at, Cursor::Hole { .. });
+                program.feed(&mut at, byte).then_some((at, entered))
+            },
+            |(_, entered), ids| {
+                if *entered {
+                    found.extend_from_slice(ids);
+                }
+            },
+        );
+        found
+    }
+
+    /// The tokens that close a value at depth `depth` (string mode `mode`) before their last
+    /// byte and go on with whitespace (which the standalone program would read as its own) or
+    /// with a text the template takes after the hole: the only tokens whose verdict differs
+    /// from the hole's standalone mask.
+    fn past_end(&self, resume: StateId, mode: usize, depth: u32) -> Arc<Vec<TokenId>> {
+        memoised(&self.past_end, (resume, mode, depth), || self.tokens_past_end(resume, mode, depth))
+    }
+
+    fn tokens_past_end(&self, resume: StateId, mode: usize, depth: u32) -> Vec<TokenId> {
+        let program = &*self.program;
+        let after = program.enter(resume);
+        self.closers[mode]
+            .iter()
+            .filter(|(_, offsets)| offsets.len() >= depth as usize)
+            .filter_map(|(id, offsets)| {
+                let bytes = self.vocabulary.token_bytes(*id)?;
+                let rest = &bytes[usize::from(offsets[depth as usize - 1]) + 1..];
+                let whitespace = rest.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+                (whitespace || program.feed_all(&mut after.clone(), rest)).then_some(*id)
+            })
+            .collect()
+    }
+}
