@@ -336,51 +336,62 @@ fn sessions(c: &mut Criterion) {
     group.finish();
 }
 
-/// The argument schema of the tool-call template below, and the call object around it.
+/// The call object of the tool-call template below: a `search` tool whose arguments are a
+/// bounded string and an array of an enum (a regular language), or with an integer and open to
+/// more keys (the structured arm: the template's JSON part becomes a hole).
 const SEARCH_CALL: &str = r#"{"type": "object", "additionalProperties": false, "required": ["name", "arguments"],
     "properties": {"name": {"const": "search"}, "arguments": {"type": "object", "additionalProperties": false,
         "required": ["query"], "properties": {"query": {"type": "string", "maxLength": 64},
             "sources": {"type": "array", "maxItems": 3, "items": {"enum": ["web", "news", "papers"]}}}}}}"#;
+const STRUCTURED_SEARCH_CALL: &str = r#"{"type": "object", "additionalProperties": false,
+    "required": ["name", "arguments"],
+    "properties": {"name": {"const": "search"}, "arguments": {"type": "object",
+        "required": ["query"], "properties": {"query": {"type": "string", "maxLength": 64},
+            "limit": {"type": "integer", "minimum": 1},
+            "sources": {"type": "array", "maxItems": 3, "items": {"enum": ["web", "news", "papers"]}}}}}}"#;
 
 /// A Hermes tool-call template (free text, then `<tool_call>` blocks): masks in the free text
 /// before the trigger and inside the call's JSON, beside the call's schema alone at the same
-/// JSON position and a plain copy of one mask (the yardstick for free text).
+/// JSON position and a plain copy of one mask (the yardstick for free text); for a call on the
+/// regular arm and one on the structured arm.
 fn templates(c: &mut Criterion) {
     let vocabs = vocabularies(&[("llama3", 128001)]);
     let mut group = c.benchmark_group("template");
-    let call: serde_json::Value = serde_json::from_str(SEARCH_CALL).unwrap();
-    let template = serde_json::json!([
-        {"tags": [{"begin": "<tool_call>\n", "content": {"json": call, "property_order": "declared"},
-                   "end": "\n</tool_call>"}],
-         "triggers": ["<tool_call>"], "at_least_one": true, "stop_after_first": true},
-        {"repeat": ["\n<tool_call>\n", {"json": call, "property_order": "declared"}, "\n</tool_call>"], "min": 0}
-    ]);
     let json_prefix = r#"{"name": "search", "arguments": {"query": "weather in Par"#;
-    for vocab in &vocabs {
-        let program = compiler(BindPolicy::Lazy).compile_template_value(&template).unwrap();
-        let bound = program.bind(&vocab.compiled).unwrap();
-        let declared = CompilerOptions::default()
-            .with_executable_cache_bytes(0)
-            .with_trie_cache_bytes(0)
-            .with_bind_policy(BindPolicy::Lazy)
-            .with_property_order(maskforge_core::PropertyOrder::Declared);
-        let alone = Compiler::new(declared).compile_json_schema(SEARCH_CALL).unwrap().bind(&vocab.compiled).unwrap();
-        let mut mask = vec![0u32; bound.mask_word_count()];
-        let positions = [
-            ("free-text", session_at(&bound, vocab, "Let me look that up for you")),
-            ("json-part", session_at(&bound, vocab, &format!("Sure.<tool_call>\n{json_prefix}"))),
-            ("schema-alone", session_at(&alone, vocab, json_prefix)),
-        ];
-        for (name, session) in &positions {
-            session.write_mask(&mut mask).unwrap();
-            group.bench_function(BenchmarkId::new(*name, vocab.name), |b| {
-                b.iter(|| session.write_mask(black_box(&mut mask)).unwrap())
+    for (arm, call_text) in [("regular", SEARCH_CALL), ("structured", STRUCTURED_SEARCH_CALL)] {
+        let call: serde_json::Value = serde_json::from_str(call_text).unwrap();
+        let part = serde_json::json!({"json": call, "property_order": "declared"});
+        let template = serde_json::json!([
+            {"tags": [{"begin": "<tool_call>\n", "content": part, "end": "\n</tool_call>"}],
+             "triggers": ["<tool_call>"], "at_least_one": true, "stop_after_first": true},
+            {"repeat": ["\n<tool_call>\n", part, "\n</tool_call>"], "min": 0}
+        ]);
+        for vocab in &vocabs {
+            let program = compiler(BindPolicy::Lazy).compile_template_value(&template).unwrap();
+            let bound = program.bind(&vocab.compiled).unwrap();
+            let declared = CompilerOptions::default()
+                .with_executable_cache_bytes(0)
+                .with_trie_cache_bytes(0)
+                .with_bind_policy(BindPolicy::Lazy)
+                .with_property_order(maskforge_core::PropertyOrder::Declared);
+            let alone = Compiler::new(declared).compile_json_schema(call_text).unwrap().bind(&vocab.compiled).unwrap();
+            let mut mask = vec![0u32; bound.mask_word_count()];
+            let positions = [
+                ("free-text", session_at(&bound, vocab, "Let me look that up for you")),
+                ("json-part", session_at(&bound, vocab, &format!("Sure.<tool_call>\n{json_prefix}"))),
+                ("schema-alone", session_at(&alone, vocab, json_prefix)),
+            ];
+            for (name, session) in &positions {
+                session.write_mask(&mut mask).unwrap();
+                group.bench_function(BenchmarkId::new(format!("{arm}/{name}"), vocab.name), |b| {
+                    b.iter(|| session.write_mask(black_box(&mut mask)).unwrap())
+                });
+            }
+            let row = mask.clone();
+            group.bench_function(BenchmarkId::new(format!("{arm}/row-copy"), vocab.name), |b| {
+                b.iter(|| black_box(&mut mask).copy_from_slice(black_box(&row)))
             });
         }
-        let row = mask.clone();
-        group.bench_function(BenchmarkId::new("row-copy", vocab.name), |b| {
-            b.iter(|| black_box(&mut mask).copy_from_slice(black_box(&row)))
-        });
     }
     group.finish();
 }

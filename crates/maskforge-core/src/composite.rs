@@ -122,6 +122,11 @@ impl CompositeProgram {
         self.enter(self.dfa.start())
     }
 
+    /// Whether automaton state `state` starts a hole.
+    pub(crate) fn is_entry(&self, state: StateId) -> bool {
+        self.entries.get(state as usize).is_some_and(Option::is_some)
+    }
+
     /// The cursor at automaton state `state`: inside the hole it starts, if it starts one.
     pub(crate) fn enter(&self, state: StateId) -> Cursor {
         match self.entries.get(state as usize).copied().flatten() {

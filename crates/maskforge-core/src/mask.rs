@@ -20,6 +20,16 @@ pub(crate) fn clear_bit(words: &mut [u32], token: u32) {
     words[(token / 32) as usize] &= !(1 << (token % 32));
 }
 
+/// Sets `token`'s bit when `allowed`, clears it otherwise.
+#[inline]
+pub(crate) fn set_bit_to(words: &mut [u32], token: u32, allowed: bool) {
+    if allowed {
+        set_bit(words, token);
+    } else {
+        clear_bit(words, token);
+    }
+}
+
 /// Whether `token` is allowed; false for ids beyond the buffer.
 #[inline]
 pub fn get_bit(words: &[u32], token: u32) -> bool {

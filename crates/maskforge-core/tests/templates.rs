@@ -313,6 +313,15 @@ fn masks_equal_the_reference_route_on_gpt2_and_mistral() {
                         .filter(|&(id, _)| text[at..].starts_with(vocabulary.vocabulary().token_bytes(id).unwrap()))
                         .max_by_key(|&(_, len)| len)
                         .unwrap();
+                    // Advancing and rolling back restores the mask; a fork reads the same.
+                    let fork = session.fork();
+                    session.advance(id).unwrap();
+                    session.rollback(1).unwrap();
+                    let mut again = vec![0u32; bound.mask_word_count()];
+                    session.write_mask(&mut again).unwrap();
+                    assert_eq!(again, mask, "{name} {label}: rollback at {at}");
+                    fork.write_mask(&mut again).unwrap();
+                    assert_eq!(again, mask, "{name} {label}: fork at {at}");
                     session.advance(id).unwrap();
                     at += len;
                 }

@@ -2,13 +2,15 @@
 //! masks of each hole for the values, and the tokens that cross from one to the other.
 //!
 //! Outside holes a mask is the automaton state's row, plus the tokens that run from the state
-//! into a hole (found once per state by a walk of the byte trie on the composite cursor), with
+//! into a hole (found once per state by a walk of the row's class trie that stops where a hole
+//! starts, each token found there then read on the cursor), with
 //! the few tokens that hold the marker byte checked one by one (a row reads the marker as a byte;
 //! a cursor never does). Inside a hole's container a mask is the hole's structured mask, except
 //! for the tokens that may close the value before their last byte: the standalone program reads
 //! whitespace there and nothing else, the template reads its own text. Those tokens are found by
 //! their nesting (which byte closes the root container, from the string mode at the cursor and
-//! the depth) and checked one by one on the cursor. At a value's start and in scalar values
+//! the depth), grouped by their text up to the close, which the matcher reads once per group;
+//! what follows the close is decided once, on the template's automaton. At a value's start and in scalar values
 //! (strings, numbers and literals at the root) the mask is a walk of the byte trie on the cursor,
 //! memoised at the start of each hole.
 
@@ -16,11 +18,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::{set_eos, MaskCost, MaskRoute, RegularMasks, StringMemo, StructuredMasks};
-use crate::automata::StateId;
+use crate::automata::{StateId, DEAD};
 use crate::composite::{CompositeProgram, Cursor, MARKER};
 use crate::mask;
 use crate::structured::closing_offsets;
-use crate::vocabulary::{TokenId, TokenTrie, Vocabulary};
+use crate::vocabulary::{Descend, TokenId, TokenTrie, Vocabulary};
 
 #[derive(Debug)]
 pub(crate) struct CompositeMasks {
@@ -41,7 +43,20 @@ pub(crate) struct CompositeMasks {
     at_start: Memo<(usize, StateId), Vec<u32>>,
     /// Per (resume state, string mode, depth): the tokens that may end the value before their
     /// last byte, where what follows is whitespace or the template's text.
-    past_end: Memo<(StateId, usize, u32), Vec<TokenId>>,
+    past_end: Memo<(StateId, usize, u32), Vec<EndGroup>>,
+}
+
+/// Tokens that close the value at the same text: the matcher reads that text once for all of
+/// them, and what follows it is the template's to read (decided when the group is made).
+#[derive(Debug)]
+struct EndGroup {
+    /// The token's bytes up to and including the byte that closes the value.
+    closing: Vec<u8>,
+    /// Tokens whose bytes after the close the template takes.
+    admitted: Vec<TokenId>,
+    /// Tokens whose bytes after the close are whitespace the template refuses (the part alone
+    /// would read them as its own).
+    refused: Vec<TokenId>,
 }
 
 /// Answers worked out on first use and shared by every session of the bound template.
@@ -126,12 +141,24 @@ impl CompositeMasks {
             Cursor::Hole { hole, matcher, resume } => {
                 let (depth, in_string, escaped) = matcher.nesting();
                 if matcher.has_started() && depth > 0 {
-                    let cost = self.holes[*hole].mask(matcher, memo, tokens, out);
+                    let part = &self.holes[*hole];
                     let mode = usize::from(in_string) + usize::from(escaped);
-                    for &id in self.past_end(*resume, mode, depth).iter() {
-                        self.decide(cursor, id, out);
-                    }
-                    return cost;
+                    let graph = &part.program.graph;
+                    // Applied before the part keeps a mask inside a string, so that a mask it
+                    // serves again there is the template's (and this runs only when it has none).
+                    let past_end = |out: &mut [u32]| {
+                        for group in self.past_end(*resume, mode, depth).iter() {
+                            let mut closed = matcher.clone();
+                            let ends = closed.feed_all(graph, &group.closing) && closed.is_accepting(graph);
+                            for &id in &group.admitted {
+                                mask::set_bit_to(out, id, ends);
+                            }
+                            for &id in &group.refused {
+                                mask::clear_bit(out, id);
+                            }
+                        }
+                    };
+                    return part.mask_adjusted(matcher, memo, tokens, out, &past_end);
                 }
                 if matcher.is_at_start() {
                     let row = memoised(&self.at_start, (*hole, *resume), || {
@@ -185,44 +212,69 @@ impl CompositeMasks {
         memoised(&self.entering, state, || self.walk_entering(state))
     }
 
+    /// A walk of the automaton's class trie, as for a row, that takes the whole subtree where
+    /// the automaton reaches a hole's entry: those tokens (few: they spell the text before the
+    /// hole) are then read one by one on the cursor.
     fn walk_entering(&self, state: StateId) -> Vec<TokenId> {
         let program = &*self.program;
-        let mut found = Vec::new();
-        self.trie.walk(
-            (Cursor::Outer(state), false),
-            |(mut at, entered), byte| {
-                let entered = entered || matches!(at, Cursor::Hole { .. });
-                program.feed(&mut at, byte).then_some((at, entered))
+        let dfa = &program.dfa;
+        let marker = dfa.byte_classes()[usize::from(MARKER)];
+        let mut candidates = Vec::new();
+        self.outer.trie.walk_copy(
+            state,
+            |at, class| match (class == marker, dfa.next_class(at, class)) {
+                (true, _) | (_, DEAD) => Descend::Skip,
+                (false, next) if program.is_entry(next) => Descend::Take(next),
+                (false, next) => Descend::Enter(next),
             },
-            |(_, entered), ids| {
-                if *entered {
-                    found.extend_from_slice(ids);
+            |at, ids| {
+                if program.is_entry(at) {
+                    candidates.extend_from_slice(ids);
                 }
             },
         );
-        found
+        let start = Cursor::Outer(state);
+        candidates
+            .into_iter()
+            .filter(|&id| {
+                let bytes = self.vocabulary.token_bytes(id).unwrap_or_default();
+                let mut at = start.clone();
+                program.feed_all(&mut at, bytes)
+            })
+            .collect()
     }
 
     /// The tokens that close a value at depth `depth` (string mode `mode`) before their last
     /// byte and go on with whitespace (which the standalone program would read as its own) or
     /// with a text the template takes after the hole: the only tokens whose verdict differs
     /// from the hole's standalone mask.
-    fn past_end(&self, resume: StateId, mode: usize, depth: u32) -> Arc<Vec<TokenId>> {
+    fn past_end(&self, resume: StateId, mode: usize, depth: u32) -> Arc<Vec<EndGroup>> {
         memoised(&self.past_end, (resume, mode, depth), || self.tokens_past_end(resume, mode, depth))
     }
 
-    fn tokens_past_end(&self, resume: StateId, mode: usize, depth: u32) -> Vec<TokenId> {
+    fn tokens_past_end(&self, resume: StateId, mode: usize, depth: u32) -> Vec<EndGroup> {
         let program = &*self.program;
         let after = program.enter(resume);
-        self.closers[mode]
-            .iter()
-            .filter(|(_, offsets)| offsets.len() >= depth as usize)
-            .filter_map(|(id, offsets)| {
-                let bytes = self.vocabulary.token_bytes(*id)?;
-                let rest = &bytes[usize::from(offsets[depth as usize - 1]) + 1..];
-                let whitespace = rest.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-                (whitespace || program.feed_all(&mut after.clone(), rest)).then_some(*id)
-            })
-            .collect()
+        let mut groups: HashMap<&[u8], EndGroup> = HashMap::new();
+        for (id, offsets) in self.closers[mode].iter().filter(|(_, offsets)| offsets.len() >= depth as usize) {
+            let Some(bytes) = self.vocabulary.token_bytes(*id) else { continue };
+            let (closing, rest) = bytes.split_at(usize::from(offsets[depth as usize - 1]) + 1);
+            let taken = program.feed_all(&mut after.clone(), rest);
+            let whitespace = rest.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+            if !taken && !whitespace {
+                continue; // refused by the part alone too: nothing after its value but whitespace
+            }
+            let group = groups.entry(closing).or_insert_with(|| EndGroup {
+                closing: closing.to_vec(),
+                admitted: Vec::new(),
+                refused: Vec::new(),
+            });
+            if taken {
+                group.admitted.push(*id);
+            } else {
+                group.refused.push(*id);
+            }
+        }
+        groups.into_values().collect()
     }
 }

@@ -450,6 +450,20 @@ impl StructuredMasks {
         tokens: usize,
         out: &mut [u32],
     ) -> MaskCost {
+        self.mask_adjusted(matcher, memo, tokens, out, &|_| {})
+    }
+
+    /// [`StructuredMasks::mask`], with `adjust` applied to the mask before EOS bits are set
+    /// and before the memo keeps it: a mask the memo serves again is the adjusted one. A
+    /// template's JSON part adjusts the tokens that run past the value's end.
+    pub(crate) fn mask_adjusted(
+        &self,
+        matcher: &DocumentMatcher,
+        memo: &Mutex<Arc<StringMemo>>,
+        tokens: usize,
+        out: &mut [u32],
+        adjust: &dyn Fn(&mut [u32]),
+    ) -> MaskCost {
         let StructuredMasks { program, trie, strings, values, .. } = self;
         let graph = &program.graph;
         let slack = strings.longest_token;
@@ -496,6 +510,7 @@ impl StructuredMasks {
                         trie_steps += self.walk_closing(closing, matcher, (string, state), None, out);
                     }
                 }
+                adjust(out);
                 if forgotten.is_some() {
                     // Inside a string the matcher does not accept: the mask holds no EOS bit.
                     debug_assert!(!matcher.is_accepting(graph));
@@ -508,7 +523,7 @@ impl StructuredMasks {
                     .value_start(graph, slack)
                     .and_then(|nodes| values.rows(graph, &self.vocabulary, trie, self.word_count, &nodes));
                 let finite_keys = || matcher.finite_keys(graph);
-                match value_rows.ok_or_else(finite_keys) {
+                let route = match value_rows.ok_or_else(finite_keys) {
                     Ok(rows) => {
                         out.copy_from_slice(&rows.inside);
                         trie_steps += self.walk(&rows.beyond, WalkState::enter(graph, slack, matcher.clone()), out);
@@ -531,7 +546,9 @@ impl StructuredMasks {
                         trie_steps += self.walk(trie, start, out);
                         MaskRoute::TrieWalk
                     }
-                }
+                };
+                adjust(out);
+                route
             }
         };
         if matcher.is_accepting(graph) {
