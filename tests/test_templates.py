@@ -465,3 +465,15 @@ def test_tool_call_and_reasoning_masks_equal_the_per_token_route(name):
         assert steps < len(data)
     # Qwen2.5 spells the trigger as one (non-special) added token, admitted as its text.
     assert single_token_tag is (name == "qwen2.5")
+
+
+def test_a_grammar_is_refused_by_kind():
+    with pytest.raises(maskforge.UnsupportedConstraintError) as info:
+        maskforge.targets.resolve_target(maskforge.Grammar("start: /[a-z]+/"))
+    assert info.value.kind == "grammar"
+    assert "lark grammar" in str(info.value)
+    # Typed like a bad argument, and it survives pickling (worker processes).
+    import pickle
+
+    again = pickle.loads(pickle.dumps(info.value))
+    assert isinstance(again, ValueError) and again.kind == "grammar"

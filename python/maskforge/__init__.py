@@ -42,7 +42,7 @@ from .forcing import TokenSplitter, forced_tokens
 from .generation import Generator
 from .hf import LogitsProcessor, TransformersModel, from_transformers
 from . import templates
-from .targets import Choice, Regex
+from .targets import Choice, Grammar, Regex
 from .templates import Reasoning, Template, ToolCall, ToolCalls
 from .tensors import allocate_token_bitmask, apply_token_bitmask_inplace
 
@@ -66,6 +66,7 @@ __all__ = [
     "LogitsProcessor",
     "Regex",
     "Choice",
+    "Grammar",
     "Template",
     "ToolCall",
     "ToolCalls",

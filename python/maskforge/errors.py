@@ -21,6 +21,7 @@ __all__ = [
     "InvalidArgumentError",
     "ArgumentTypeError",
     "UnsupportedGenerationModeError",
+    "UnsupportedConstraintError",
     "GenerationTruncatedError",
     "InternalError",
 ]
@@ -140,6 +141,26 @@ class ArgumentTypeError(MaskForgeError, TypeError):
 class UnsupportedGenerationModeError(MaskForgeError):
     """A generation mode or placement that constrained decoding cannot serve (contrastive search,
     an encoder-decoder model, a model off the CPU)."""
+
+
+class UnsupportedConstraintError(MaskForgeError, ValueError):
+    """A kind of constraint MaskForge does not compile (a grammar in Lark, EBNF or GBNF), never
+    replaced by another kind.
+
+    Attributes:
+        kind: the kind asked for, e.g. ``"grammar"``.
+    """
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        self.kind = kind
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return _rebuild_unsupported, (type(self), str(self), self.kind)
+
+
+def _rebuild_unsupported(cls: Type[UnsupportedConstraintError], message: str, kind: str) -> UnsupportedConstraintError:
+    return cls(message, kind=kind)
 
 
 class GenerationTruncatedError(MaskForgeError):

@@ -24,9 +24,9 @@ import json
 import typing
 from typing import Any, Callable, Optional
 
-from .errors import ArgumentTypeError, MaskForgeError
+from .errors import ArgumentTypeError, MaskForgeError, UnsupportedConstraintError
 
-__all__ = ["Choice", "Regex", "Target", "resolve_target"]
+__all__ = ["Choice", "Grammar", "Regex", "Target", "resolve_target"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +51,17 @@ class Choice:
         if isinstance(choices, str) or not all(isinstance(c, str) for c in choices):
             raise ArgumentTypeError("Choice takes a list of str")
         object.__setattr__(self, "choices", tuple(choices))
+
+
+@dataclasses.dataclass(frozen=True)
+class Grammar:
+    """A grammar (``syntax``: ``"lark"``, ``"ebnf"`` or ``"gbnf"``), the kind of constraint
+    serving engines call GRAMMAR. MaskForge does not compile grammars: a target of this kind is
+    refused with :class:`UnsupportedConstraintError`, never run as another kind. Templates
+    (``maskforge.templates``), regexes and JSON Schemas cover tool calls, reasoning and values."""
+
+    text: str
+    syntax: str = "lark"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +107,12 @@ def resolve_target(target: Any) -> Target:
         return Target(None, _text, f"Regex({target.pattern!r})", "regex", target.pattern)
     if isinstance(target, Choice):
         return Target(None, _text, f"Choice({list(target.choices)!r})", "choice", target.choices)
+    if isinstance(target, Grammar):
+        raise UnsupportedConstraintError(
+            f"a {target.syntax} grammar is not a constraint MaskForge compiles; use a template "
+            "(maskforge.templates), a regex or a JSON Schema",
+            kind="grammar",
+        )
     from .templates import Template
 
     if isinstance(target, Template):
