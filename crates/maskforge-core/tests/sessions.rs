@@ -35,6 +35,26 @@ const CASES: &[(&str, &str)] = &[
     ),
 ];
 
+/// (template, text): templates whose JSON parts run on the structured arm (holes in the
+/// template's automaton), for the interleavings below.
+const TEMPLATE_CASES: &[(&str, &str)] = &[(
+    r#"{"tags": [{"begin": "<tool_call>\n", "content": {"json": {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}, "required": ["n"]}, "max_whitespace": 1}, "end": "\n</tool_call>"}], "triggers": ["<tool_call>"]}"#,
+    "Hi <tool_call>\n{\"n\": 12, \"s\": \"a\\\"b\", \"x\": [1]}\n</tool_call> and <tool_call>\n{\"n\": -1.0e1} \n</tool_call>",
+)];
+
+/// The program of case `case`: `CASES` first, then `TEMPLATE_CASES`; and its text.
+fn program_case(case: usize, vocabulary: &CompiledVocabulary) -> (BoundSchema, &'static str) {
+    match CASES.get(case) {
+        Some((schema, text)) => (bind(schema, vocabulary), text),
+        None => {
+            let (template, text) = TEMPLATE_CASES[case - CASES.len()];
+            let program = Compiler::without_cache().compile_template(template).unwrap();
+            assert_eq!(program.executable().backend_name(), "composite");
+            (program.bind(vocabulary).unwrap(), text)
+        }
+    }
+}
+
 fn load(name: &str) -> CompiledVocabulary {
     let path = format!("{}/../../tests/data/tokenizers/{name}", env!("CARGO_MANIFEST_DIR"));
     let vocabulary = Vocabulary::from_tokenizer_json_file(&path, &TokenizerJsonOptions::default()).unwrap();
@@ -251,14 +271,14 @@ proptest! {
     /// Random interleavings of every operation: after each one, the session shows what a fresh
     /// session replaying its committed tokens shows.
     #[test]
-    fn every_interleaving_matches_a_replay(case in 0..CASES.len(), ops in proptest::collection::vec(op(), 1..24)) {
+    fn every_interleaving_matches_a_replay(case in 0..CASES.len() + TEMPLATE_CASES.len(), ops in proptest::collection::vec(op(), 1..24)) {
         thread_local! {
             static VOCABULARY: CompiledVocabulary = load("gpt2.tokenizer.json");
         }
         VOCABULARY.with(|vocabulary| {
-            let bound = bind(CASES[case].0, vocabulary);
+            let (bound, text) = program_case(case, vocabulary);
             let words = bound.mask_word_count();
-            let tokens = tokens_of(&bound, CASES[case].1);
+            let tokens = tokens_of(&bound, text);
             let mut session = bound.start_session().unwrap();
             let mut other = None;
             let mut committed = 0usize;
