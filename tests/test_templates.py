@@ -401,7 +401,7 @@ def test_ordered_tool_calls_write_the_name_first_and_keys_as_declared():
 def test_tool_call_errors_are_typed():
     tools = tools_under_test()
     with pytest.raises(maskforge.InvalidArgumentError):
-        t.tool_calls(tools, format="mistral")
+        t.tool_calls(tools, format="chatml")
     with pytest.raises(maskforge.InvalidArgumentError):
         t.tool_calls({})
     with pytest.raises(maskforge.InvalidArgumentError):
@@ -477,3 +477,37 @@ def test_a_grammar_is_refused_by_kind():
 
     again = pickle.loads(pickle.dumps(info.value))
     assert isinstance(again, ValueError) and again.kind == "grammar"
+
+
+def test_mistral_tool_calls_place_the_special_token_by_id():
+    vocab = vocabulary("mistral")
+    template = t.tool_calls(structured_tools(), format="mistral")
+    assert template.document[0] == {"special": "[TOOL_CALLS]"}
+    bound = maskforge.Compiler().compile_template(template).bind(vocab)
+    session = bound.start_session()
+    mask = bytearray(bound.mask_byte_count)
+
+    def allowed():
+        session.write_mask(mask)
+        bits = numpy.unpackbits(numpy.frombuffer(bytes(mask), dtype=numpy.uint8), bitorder="little")
+        return numpy.flatnonzero(bits[: vocab.mask_vocab_size]).tolist()
+
+    # Only the special token can start; no byte token spells it (`[TOOL_CALLS]` as text, `<0xFE>`).
+    assert allowed() == [5] == [i for i in range(vocab.mask_vocab_size) if session.is_allowed(i)]
+    session.advance(5)
+    text = ' [{"name": "forecast", "arguments": {"city": "Oslo", "days": 2}}]'.encode()
+    at = 0
+    while at < len(text):
+        ids = allowed()
+        assert ids == [i for i in range(vocab.mask_vocab_size) if session.is_allowed(i)], text[:at]
+        token = max((i for i in ids if (b := vocab.token_bytes(i)) and text.startswith(b, at)),
+                    key=lambda i: len(vocab.token_bytes(i)))
+        session.advance(token)
+        at += len(vocab.token_bytes(token))
+    assert session.is_accepting()
+    parsed = template.parse(text.decode())
+    (call,) = parsed.calls
+    assert (call.name, call.arguments.city, call.arguments.days) == ("forecast", "Oslo", 2)
+    # A vocabulary that does not name the token cannot bind the template.
+    with pytest.raises(maskforge.VocabularyError, match="TOOL_CALLS"):
+        maskforge.Compiler().compile_template(template).bind(vocabulary("gpt2"))

@@ -31,6 +31,7 @@ __all__ = [
     "Reasoning",
     "TOOL_CALL_FORMATS",
     "literal",
+    "special",
     "text",
     "regex",
     "json",
@@ -117,6 +118,15 @@ def literal(value: str) -> Template:
     if not isinstance(value, str):
         raise ArgumentTypeError(f"literal() takes a str, got {type(value).__name__}")
     return Template({"literal": value})
+
+
+def special(name: str) -> Template:
+    """The special token named ``name`` in the tokenizer (an added token marked special, such as
+    ``<|python_tag|>`` or ``[TOOL_CALLS]``), admitted here by its id. Special tokens have no text:
+    generation's text leaves them out, and binding to a vocabulary without the name fails."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"special() takes the token's name as a str, got {type(name).__name__}")
+    return Template({"special": name})
 
 
 def text(*, exclude: Iterable[str] = (), max_bytes: Optional[int] = None) -> Template:
@@ -241,16 +251,19 @@ class _Format:
     arguments_key: str
     free_text: bool  # whether free text may come before the first call
     trigger: Optional[str]  # what commits free text to a call
+    special: Optional[str] = None  # a special token in front of the calls, which are one JSON array
 
 
 # Hermes / Qwen2.5 (the chat templates of NousResearch's Hermes and of Qwen2.5): free text, then
 # `<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>` blocks, one per line.
 # Llama 3.1-3.3 JSON tool calling (Meta's prompt format; vLLM's `llama3_json` parser): the output
-# is `{"name": ..., "parameters": ...}`, several separated by `; `. The optional `<|python_tag|>`
-# in front is a special token, which templates do not produce.
+# is `{"name": ..., "parameters": ...}`, several separated by `; ` (without the optional
+# `<|python_tag|>` in front). Mistral (v3 tokenizers; vLLM's `mistral` parser): the special token
+# `[TOOL_CALLS]`, then one JSON array of `{"name": ..., "arguments": ...}` objects.
 TOOL_CALL_FORMATS = {
     "hermes": _Format("<tool_call>\n", "\n</tool_call>", "\n", "arguments", True, "<tool_call>"),
     "llama3": _Format("", "", "; ", "parameters", False, None),
+    "mistral": _Format("", "", "", "arguments", False, None, special="[TOOL_CALLS]"),
 }
 
 
@@ -305,6 +318,21 @@ def tool_calls(
             }
         )
     call_schema = members[0] if len(members) == 1 else {"anyOf": members}
+    if fmt.special is not None:
+        # The calls as one JSON array after the special token (its text is no part of the output).
+        array: dict = {"type": "array", "items": call_schema, "minItems": 1}
+        if not parallel:
+            array["maxItems"] = 1
+        array_json: dict = {"json": array}
+        if ordered:
+            array_json["property_order"] = "declared"
+        if max_whitespace is not None:
+            array_json["max_whitespace"] = max_whitespace
+        return Template(
+            [{"special": fmt.special}, array_json],
+            parse=_ArrayCallParser(validators, fmt.arguments_key),
+            description=f"{format} tool calls of {', '.join(tools)}",
+        )
     call_json: dict = {"json": call_schema}
     if ordered:
         call_json["property_order"] = "declared"
@@ -331,6 +359,18 @@ def tool_calls(
         parse=_ToolCallParser(fmt, validators, free_text),
         description=f"{format} tool calls of {names}",
     )
+
+
+class _ArrayCallParser:
+    """Reads calls written as one JSON array (the special token in front has no text)."""
+
+    def __init__(self, validators: Mapping[str, Callable[[Any], Any]], arguments_key: str) -> None:
+        self.validators = dict(validators)
+        self.arguments_key = arguments_key
+
+    def __call__(self, output: str) -> ToolCalls:
+        calls = [ToolCall(c["name"], self.validators[c["name"]](c[self.arguments_key])) for c in _json.loads(output)]
+        return ToolCalls("", calls)
 
 
 class _ToolCallParser:

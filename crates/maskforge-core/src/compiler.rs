@@ -151,11 +151,12 @@ impl Compiler {
     pub fn compile_template_value(&self, template: &serde_json::Value) -> Result<SchemaProgram> {
         let canonical = format!("\0template\0{template}");
         self.cached(canonical, || {
-            let (language, holes) = crate::template::template_language(template, &self.options)?;
-            if holes.is_empty() {
-                Ok(ExecutableSchema::text(language))
+            let language = crate::template::template_language(template, &self.options)?;
+            if language.holes.is_empty() && language.specials.is_empty() {
+                Ok(ExecutableSchema::text(language.dfa))
             } else {
-                Ok(ExecutableSchema::composite(crate::composite::CompositeProgram::new(language, holes)?))
+                let program = crate::composite::CompositeProgram::new(language.dfa, language.holes, language.specials)?;
+                Ok(ExecutableSchema::composite(program))
             }
         })
     }

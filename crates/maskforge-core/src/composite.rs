@@ -16,6 +16,9 @@
 //!
 //! Whitespace before a value is the matcher's, after it the automaton's, so a composite
 //! template admits exactly the texts the same template admits with regular JSON parts.
+//!
+//! A special token the template places is a marker too ([`SPECIAL`], then its index): a cursor
+//! reads it only from the token's id ([`CompositeProgram::feed_special`]), never from bytes.
 
 use std::sync::Arc;
 
@@ -29,6 +32,13 @@ pub(crate) const MARKER: u8 = 0xFF;
 /// Most holes one template holds: the byte after the marker names one.
 pub(crate) const MAX_HOLES: usize = 256;
 
+/// The first byte of a special token's marker (never in UTF-8 text either); the byte after it
+/// names the token among the template's specials. Only that token's id reads it, never a byte.
+pub(crate) const SPECIAL: u8 = 0xFE;
+
+/// Most distinct special tokens one template places.
+pub(crate) const MAX_SPECIALS: usize = 256;
+
 /// A JSON part on the structured arm, with its pointer in the template for diagnostics.
 #[derive(Debug)]
 pub(crate) struct Hole {
@@ -41,6 +51,8 @@ pub(crate) struct Hole {
 pub(crate) struct CompositeProgram {
     pub(crate) dfa: Arc<ByteDfa>,
     pub(crate) holes: Vec<Hole>,
+    /// The special tokens the template places, by name, in the order of their markers.
+    pub(crate) specials: Vec<String>,
     /// Per automaton state: the hole its marker starts and the state after the marker.
     entries: Vec<Option<Entry>>,
 }
@@ -63,7 +75,7 @@ pub(crate) enum Cursor {
 impl CompositeProgram {
     /// Checks that reading stays deterministic (see the module's notes) and indexes the holes'
     /// entries.
-    pub(crate) fn new(dfa: ByteDfa, holes: Vec<Hole>) -> Result<CompositeProgram> {
+    pub(crate) fn new(dfa: ByteDfa, holes: Vec<Hole>, specials: Vec<String>) -> Result<CompositeProgram> {
         let states = dfa.state_count();
         let mut entries = vec![None; states];
         let refuse = |hole: &Hole, message: &str| -> crate::error::Error {
@@ -95,7 +107,7 @@ impl CompositeProgram {
             }
             entries[state as usize] = Some(Entry { hole: usize::from(index), resume: dfa.next(marked, index) });
         }
-        let program = CompositeProgram { dfa: Arc::new(dfa), holes, entries };
+        let program = CompositeProgram { dfa: Arc::new(dfa), holes, specials, entries };
         for entry in program.entries.iter().flatten() {
             let hole = &program.holes[entry.hole];
             let may_be_number = {
@@ -140,7 +152,7 @@ impl CompositeProgram {
     pub(crate) fn feed(&self, cursor: &mut Cursor, b: u8) -> bool {
         match cursor {
             Cursor::Outer(state) => {
-                let next = if b == MARKER { DEAD } else { self.dfa.next(*state, b) };
+                let next = if b == MARKER || b == SPECIAL { DEAD } else { self.dfa.next(*state, b) };
                 if next == DEAD {
                     return false;
                 }
@@ -158,6 +170,33 @@ impl CompositeProgram {
                 }
                 // Whitespace after the value is the automaton's, never the matcher's.
                 matcher.feed(graph, b) && !matcher.is_trailing()
+            }
+        }
+    }
+
+    /// Reads special token `index` (of [`CompositeProgram::specials`]); false when the
+    /// template does not place it here.
+    pub(crate) fn feed_special(&self, cursor: &mut Cursor, index: u8) -> bool {
+        match cursor {
+            Cursor::Outer(state) => {
+                let marked = self.dfa.next(*state, SPECIAL);
+                let next = if marked == DEAD { DEAD } else { self.dfa.next(marked, index) };
+                if next == DEAD {
+                    return false;
+                }
+                *cursor = self.enter(next);
+                true
+            }
+            Cursor::Hole { hole, matcher, resume } => {
+                if !matcher.is_accepting(&self.holes[*hole].program.graph) {
+                    return false;
+                }
+                let mut after = self.enter(*resume);
+                let read = self.feed_special(&mut after, index);
+                if read {
+                    *cursor = after;
+                }
+                read
             }
         }
     }

@@ -158,6 +158,14 @@ impl ExecutableSchema {
         }
     }
 
+    /// The names of the special tokens the program places (a template's `special` parts).
+    pub fn special_token_names(&self) -> &[String] {
+        match &self.backend {
+            Backend::Composite(program) => &program.specials,
+            _ => &[],
+        }
+    }
+
     /// Whole-text membership: is `text` a complete accepted instance?
     pub fn accepts(&self, text: &[u8]) -> bool {
         let mut m = self.start_matcher();
@@ -211,6 +219,32 @@ impl Matcher<'_> {
                     }
                 }
                 cursor.is_some()
+            }
+        }
+    }
+
+    /// Reads the special token the program places under `name` (templates name them), as
+    /// [`Matcher::feed`] reads bytes; false (and dead) where the program does not place it.
+    pub fn feed_special(&mut self, name: &str) -> bool {
+        match &mut self.inner {
+            MatcherInner::Composite { program, cursor } => {
+                let index = program.specials.iter().position(|n| n == name);
+                let read = match (index, cursor.as_mut()) {
+                    (Some(index), Some(at)) => program.feed_special(at, index as u8),
+                    _ => false,
+                };
+                if !read {
+                    *cursor = None;
+                }
+                read
+            }
+            MatcherInner::Regular { state, .. } => {
+                *state = DEAD;
+                false
+            }
+            MatcherInner::Structured { dead, .. } => {
+                *dead = true;
+                false
             }
         }
     }

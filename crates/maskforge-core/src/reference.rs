@@ -20,6 +20,14 @@ pub fn reference_mask(executable: &ExecutableSchema, vocabulary: &Vocabulary, pr
             mask::set_bit(&mut words, id);
         }
     }
+    // Special tokens have no bytes: the program reads them by name.
+    for name in executable.special_token_names() {
+        if let Some(id) = vocabulary.special_token_id(name) {
+            if at_prefix.clone().feed_special(name) {
+                mask::set_bit(&mut words, id);
+            }
+        }
+    }
     if at_prefix.is_accepting() {
         for &eos in vocabulary.eos_token_ids() {
             mask::set_bit(&mut words, eos);

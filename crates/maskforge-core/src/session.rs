@@ -520,6 +520,19 @@ impl Session {
             return reject(RejectReason::SessionFinished);
         }
         let Some(bytes) = vocabulary.token_bytes(token) else {
+            // A special token a template places: read by its id, where the template has it.
+            if let Position::Composite { masks, cursor } = position {
+                if let Some(index) = masks.special_index(token) {
+                    let mut next = Cursor::clone(cursor);
+                    if masks.program.feed_special(&mut next, index) {
+                        return Ok(Step::Move(Position::Composite {
+                            masks: Arc::clone(masks),
+                            cursor: Arc::new(next),
+                        }));
+                    }
+                    return reject(RejectReason::LeavesLanguage);
+                }
+            }
             return reject(RejectReason::NoBytes);
         };
         match position {
@@ -567,7 +580,11 @@ impl Session {
         }
         match self.bound.executable.output() {
             Output::JsonValue => self.position.only_whitespace_follows(),
-            Output::Text => self.position.is_accepting() && (0..=255u8).all(|b| self.position.after_byte(b).is_none()),
+            Output::Text => {
+                self.position.is_accepting()
+                    && (0..=255u8).all(|b| self.position.after_byte(b).is_none())
+                    && !self.position.takes_a_special_token()
+            }
         }
     }
 
@@ -674,6 +691,15 @@ impl Position {
                     .feed(&mut next, b)
                     .then(|| Position::Composite { masks: Arc::clone(masks), cursor: Arc::new(next) })
             }
+        }
+    }
+
+    /// Whether a special token a template places may follow.
+    fn takes_a_special_token(&self) -> bool {
+        match self {
+            Position::Composite { masks, cursor } => (0..masks.program.specials.len())
+                .any(|index| masks.program.feed_special(&mut Cursor::clone(cursor), index as u8)),
+            _ => false,
         }
     }
 

@@ -7,6 +7,7 @@
 //! ```text
 //! part := "literal text" | [part, ...]                      (a sequence)
 //!       | {"literal": "..."}
+//!       | {"special": "<|python_tag|>"}                      (a special token, by its name)
 //!       | {"text": {"exclude": ["..."], "max_bytes": n}}    (free text; both keys optional)
 //!       | {"regex": "pattern"}
 //!       | {"json": schema, "max_whitespace": n, "closed_objects": bool, "property_order": "any"|"declared"}
@@ -21,21 +22,29 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::automata::{ecma, json, ByteDfa, Re};
-use crate::composite::{Hole, MARKER, MAX_HOLES};
+use crate::composite::{Hole, MARKER, MAX_HOLES, MAX_SPECIALS, SPECIAL};
 use crate::error::{Diagnostic, DiagnosticCode, Error, Result};
 use crate::options::{CompilerOptions, PropertyOrder};
 use crate::schema::SchemaDocument;
 
 /// The texts `template` describes: one automaton, and the holes in it of the JSON parts whose
 /// schemas need the structured arm (see [`crate::composite`]).
-pub(crate) fn template_language(template: &Value, options: &CompilerOptions) -> Result<(ByteDfa, Vec<Hole>)> {
-    let mut lowering = Lowering { options, any_text: None, holes: Vec::new() };
+pub(crate) fn template_language(template: &Value, options: &CompilerOptions) -> Result<TemplateLanguage> {
+    let mut lowering = Lowering { options, any_text: None, holes: Vec::new(), specials: Vec::new() };
     let re = lowering.part(template, "", 0)?;
     let language = compile(&re, options, "", "template")?;
     if language.is_empty_language() {
         return Err(invalid(DiagnosticCode::UnsatisfiableSchema, "", "template", "the template matches no text"));
     }
-    Ok((language, lowering.holes))
+    Ok(TemplateLanguage { dfa: language, holes: lowering.holes, specials: lowering.specials })
+}
+
+/// A template lowered: its automaton, the holes of its JSON parts on the structured arm, and
+/// the names of the special tokens it places (see [`crate::composite`]).
+pub(crate) struct TemplateLanguage {
+    pub(crate) dfa: ByteDfa,
+    pub(crate) holes: Vec<Hole>,
+    pub(crate) specials: Vec<String>,
 }
 
 struct Lowering<'a> {
@@ -44,6 +53,8 @@ struct Lowering<'a> {
     any_text: Option<Arc<ByteDfa>>,
     /// The JSON parts on the structured arm, in the order of their markers.
     holes: Vec<Hole>,
+    /// The special tokens placed, by name, in the order of their markers.
+    specials: Vec<String>,
 }
 
 impl Lowering<'_> {
@@ -75,7 +86,7 @@ impl Lowering<'_> {
     }
 
     fn object_part(&mut self, part: &Map<String, Value>, pointer: &str, depth: usize) -> Result<Re> {
-        const KINDS: [&str; 7] = ["literal", "text", "regex", "json", "choice", "repeat", "tags"];
+        const KINDS: [&str; 8] = ["literal", "special", "text", "regex", "json", "choice", "repeat", "tags"];
         let kinds: Vec<&str> = KINDS.iter().copied().filter(|k| part.contains_key(*k)).collect();
         let kind = match kinds.as_slice() {
             [kind] => *kind,
@@ -101,6 +112,7 @@ impl Lowering<'_> {
         let at = child(pointer, kind);
         match kind {
             "literal" => Ok(Re::literal(string(&part[kind], &at, kind)?.as_bytes())),
+            "special" => self.special(string(&part[kind], &at, kind)?, &at),
             "text" => self.free_text(&part[kind], &at),
             "regex" => {
                 let pattern = string(&part[kind], &at, kind)?;
@@ -208,6 +220,26 @@ impl Lowering<'_> {
             invalid(DiagnosticCode::ResourceLimit, at, "exclude", "free text's automaton exceeds max_dfa_states")
         })?;
         Ok(Re::Dfa(Arc::new(without)))
+    }
+
+    /// A special token, by its name in the tokenizer: a marker in the automaton that only that
+    /// token's id reads (the vocabulary gives the id when the template is bound).
+    fn special(&mut self, name: &str, at: &str) -> Result<Re> {
+        if name.is_empty() {
+            return Err(invalid(DiagnosticCode::InvalidKeywordValue, at, "special", "a special token's name is empty"));
+        }
+        let index = match self.specials.iter().position(|known| known == name) {
+            Some(index) => index,
+            None if self.specials.len() == MAX_SPECIALS => {
+                let message = format!("a template places at most {MAX_SPECIALS} distinct special tokens");
+                return Err(invalid(DiagnosticCode::ResourceLimit, at, "special", message));
+            }
+            None => {
+                self.specials.push(name.to_owned());
+                self.specials.len() - 1
+            }
+        };
+        Ok(Re::literal(&[SPECIAL, index as u8]))
     }
 
     /// A JSON value of a schema, under the compiler's policies or the part's own.

@@ -465,3 +465,70 @@ fn a_token_spelling_a_hole_marker_does_not_skip_the_json_part() {
     session.write_mask(&mut mask).unwrap();
     assert_eq!(allowed_ids(&mask), vec![3], "only the integer's digit after `<`");
 }
+
+/// Every token's bit against the session's own per-token check (`is_allowed` steps a copy of
+/// the position on the token's bytes, or on a special token's marker).
+fn assert_mask_is_the_per_token_route(session: &maskforge_core::Session, size: usize, at: &str) {
+    let mut mask = vec![0u32; session.mask_word_count()];
+    session.write_mask(&mut mask).unwrap();
+    for id in 0..size as u32 {
+        assert_eq!(get_bit(&mask, id), session.is_allowed(id), "token {id} at {at}");
+    }
+}
+
+/// A `special` part: the special token of that name is admitted there, by its id, and every
+/// other special token stays refused.
+#[test]
+fn a_special_token_part_admits_that_token_there_and_nowhere_else() {
+    let vocabulary = load("mistral-v3.tokenizer.json");
+    let v = vocabulary.vocabulary();
+    let (tool_calls, inst) = (v.special_token_id("[TOOL_CALLS]").unwrap(), v.special_token_id("[INST]").unwrap());
+    let call = json!({"type": "object", "properties": {"name": {"const": "add"},
+                      "arguments": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}},
+                      "required": ["name", "arguments"], "additionalProperties": false});
+    // Mistral's tool calls: `[TOOL_CALLS]`, then a JSON array of calls; or plain text instead.
+    let template = json!({"choice": [
+        [{"special": "[TOOL_CALLS]"}, " ", {"json": {"type": "array", "items": call, "minItems": 1}}],
+        {"text": {"max_bytes": 24}}
+    ]});
+    let bound = Compiler::without_cache().compile_template_value(&template).unwrap().bind(&vocabulary).unwrap();
+    let size = v.mask_vocab_size();
+    let mut session = bound.start_session().unwrap();
+    let mut mask = vec![0u32; bound.mask_word_count()];
+    session.write_mask(&mut mask).unwrap();
+    assert_eq!(mask, reference_mask(bound.executable(), v, b"").unwrap());
+    assert!(get_bit(&mask, tool_calls) && !get_bit(&mask, inst));
+    // The byte-fallback token of 0xFE (the special marker's byte) spells no special token.
+    let (fe, _) = v.tokens_with_bytes().find(|&(_, b)| b == [0xFE]).unwrap();
+    assert!(!get_bit(&mask, fe));
+    assert_mask_is_the_per_token_route(&session, size, "the start");
+    session.advance(tool_calls).unwrap();
+    assert!(!session.is_allowed(tool_calls), "once");
+    assert!(matches!(session.advance(inst), Err(maskforge_core::Error::TokenRejected { .. })));
+    // Rolled back over the special token, the session is at the start again.
+    let mut again = vec![0u32; bound.mask_word_count()];
+    session.rollback(1).unwrap();
+    session.write_mask(&mut again).unwrap();
+    assert_eq!(again, mask);
+    session.advance(tool_calls).unwrap();
+    let text = br#" [{"name": "add", "arguments": {"a": 12}}]"#;
+    let mut at = 0;
+    while at < text.len() {
+        assert_mask_is_the_per_token_route(&session, size, &String::from_utf8_lossy(&text[..at]));
+        session.write_mask(&mut mask).unwrap();
+        let (id, len) = allowed_ids(&mask)
+            .into_iter()
+            .filter_map(|id| v.token_bytes(id).map(|b| (id, b.len())))
+            .filter(|&(id, _)| text[at..].starts_with(v.token_bytes(id).unwrap()))
+            .max_by_key(|&(_, len)| len)
+            .unwrap();
+        session.advance(id).unwrap();
+        at += len;
+    }
+    assert!(session.is_accepting());
+    assert_mask_is_the_per_token_route(&session, size, "the end");
+    // Bytes never spell a special token, and a vocabulary without the name cannot bind.
+    assert!(!bound.executable().accepts(b"[TOOL_CALLS] [{\"name\": \"add\", \"arguments\": {\"a\": 1}}]"));
+    let err = Compiler::without_cache().compile_template_value(&template).unwrap().bind(&load("gpt2.tokenizer.json"));
+    assert!(matches!(err, Err(maskforge_core::Error::Vocabulary(m)) if m.contains("[TOOL_CALLS]")));
+}

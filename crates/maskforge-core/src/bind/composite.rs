@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex};
 
 use super::{set_eos, MaskCost, MaskRoute, RegularMasks, StringMemo, StructuredMasks};
 use crate::automata::{StateId, DEAD};
-use crate::composite::{CompositeProgram, Cursor, MARKER};
+use crate::composite::{CompositeProgram, Cursor, MARKER, SPECIAL};
+use crate::error::{Error, Result};
 use crate::mask;
 use crate::structured::closing_offsets;
 use crate::vocabulary::{Descend, TokenId, TokenTrie, Vocabulary};
@@ -32,8 +33,10 @@ pub(crate) struct CompositeMasks {
     trie: Arc<TokenTrie>,
     vocabulary: Arc<Vocabulary>,
     word_count: usize,
-    /// Tokens holding the marker byte.
+    /// Tokens holding a marker byte (of a hole or a special token).
     marked: Vec<TokenId>,
+    /// The id of each special token the template places, in the order of their markers.
+    special_ids: Vec<TokenId>,
     /// Per string mode (outside strings, inside, after a backslash): the tokens that close a
     /// container before their last byte, with the offsets of their closes.
     closers: [Vec<(TokenId, Vec<u16>)>; 3],
@@ -79,11 +82,24 @@ impl CompositeMasks {
         trie: Arc<TokenTrie>,
         vocabulary: Arc<Vocabulary>,
         word_count: usize,
-    ) -> CompositeMasks {
+    ) -> Result<CompositeMasks> {
+        let special_ids = program
+            .specials
+            .iter()
+            .map(|name| match vocabulary.special_token_id(name) {
+                Some(id) if !vocabulary.is_eos(id) => Ok(id),
+                Some(_) => Err(Error::Vocabulary(format!(
+                    "the template places special token {name:?}, an EOS token: the output's end is no part"
+                ))),
+                None => Err(Error::Vocabulary(format!(
+                    "the template places special token {name:?}, which the vocabulary does not name"
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?;
         let mut marked = Vec::new();
         let mut closers: [Vec<(TokenId, Vec<u16>)>; 3] = Default::default();
         for (id, bytes) in vocabulary.tokens_with_bytes() {
-            if bytes.contains(&MARKER) {
+            if bytes.contains(&MARKER) || bytes.contains(&SPECIAL) {
                 marked.push(id);
             }
             for (mode, (in_string, escaped)) in [(false, false), (true, false), (true, true)].into_iter().enumerate() {
@@ -94,7 +110,7 @@ impl CompositeMasks {
                 }
             }
         }
-        CompositeMasks {
+        Ok(CompositeMasks {
             program,
             outer,
             holes,
@@ -102,10 +118,23 @@ impl CompositeMasks {
             vocabulary,
             word_count,
             marked,
+            special_ids,
             closers,
             entering: Mutex::default(),
             at_start: Mutex::default(),
             past_end: Mutex::default(),
+        })
+    }
+
+    /// The index among the template's special tokens of token `id`, if it is one.
+    pub(crate) fn special_index(&self, id: TokenId) -> Option<u8> {
+        self.special_ids.iter().position(|&special| special == id).map(|index| index as u8)
+    }
+
+    /// Sets the bits of the special tokens the template places at `cursor`, clears the others.
+    fn decide_specials(&self, cursor: &Cursor, out: &mut [u32]) {
+        for (index, &id) in self.special_ids.iter().enumerate() {
+            mask::set_bit_to(out, id, self.program.feed_special(&mut cursor.clone(), index as u8));
         }
     }
 
@@ -136,6 +165,7 @@ impl CompositeMasks {
                 for &id in self.entering(*state).iter() {
                     mask::set_bit(out, id);
                 }
+                self.decide_specials(cursor, out);
                 MaskCost { route: MaskRoute::Row, trie_steps: 0 }
             }
             Cursor::Hole { hole, matcher, resume } => {
@@ -204,6 +234,7 @@ impl CompositeMasks {
         if program.is_accepting(cursor) {
             set_eos(&self.vocabulary, out);
         }
+        self.decide_specials(cursor, out);
     }
 
     /// The tokens that run from automaton state `state` into a hole and stay completable: a walk

@@ -291,7 +291,7 @@ impl BoundSchema {
                     Arc::clone(vocabulary.byte_trie()),
                     Arc::clone(vocabulary.vocabulary()),
                     word_count,
-                );
+                )?;
                 (BoundKind::Composite(Arc::new(masks)), BindPolicy::Lazy)
             }
         };

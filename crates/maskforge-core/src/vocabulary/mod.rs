@@ -27,6 +27,8 @@ pub struct Vocabulary {
     tokens: Vec<Option<Vec<u8>>>,
     eos_token_ids: Vec<TokenId>,
     mask_vocab_size: usize,
+    /// Special tokens by name (their content in the tokenizer), sorted: templates name them.
+    special_tokens: Vec<(String, TokenId)>,
 }
 
 impl Vocabulary {
@@ -76,7 +78,35 @@ impl Vocabulary {
         eos_sorted.sort_unstable();
         eos_sorted.dedup();
         let mask_vocab_size = tokens.len();
-        Ok(Vocabulary { tokens, eos_token_ids: eos_sorted, mask_vocab_size })
+        Ok(Vocabulary { tokens, eos_token_ids: eos_sorted, mask_vocab_size, special_tokens: Vec::new() })
+    }
+
+    /// Names the vocabulary's special tokens (ids without bytes, such as `<|python_tag|>` or
+    /// `[TOOL_CALLS]`), so that a template can place them; `tokenizer.json` files name theirs.
+    /// A name must be non-empty and given once, and its id must have no bytes.
+    pub fn with_special_tokens(mut self, named: impl IntoIterator<Item = (String, TokenId)>) -> Result<Self> {
+        let mut named: Vec<(String, TokenId)> = named.into_iter().collect();
+        named.sort();
+        for pair in named.windows(2) {
+            if pair[0].0 == pair[1].0 {
+                return Err(Error::Vocabulary(format!("special token {:?} is named twice", pair[0].0)));
+            }
+        }
+        for (name, id) in &named {
+            if name.is_empty() || *id as usize >= self.tokens.len() || self.token_bytes(*id).is_some() {
+                return Err(Error::Vocabulary(format!(
+                    "special token {name:?} (id {id}) must be a named id of the tokenizer without bytes"
+                )));
+            }
+        }
+        self.special_tokens = named;
+        Ok(self)
+    }
+
+    /// The id of the special token named `name`, if the vocabulary names one.
+    pub fn special_token_id(&self, name: &str) -> Option<TokenId> {
+        let at = self.special_tokens.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok()?;
+        Some(self.special_tokens[at].1)
     }
 
     /// Widens the mask beyond the tokenizer's size, for models whose logits are padded.

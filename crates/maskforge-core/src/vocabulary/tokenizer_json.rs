@@ -240,7 +240,14 @@ fn build(file: TokenizerFile, options: &TokenizerJsonOptions) -> Result<Vocabula
         Some(ids) => ids.clone(),
         None => vec![infer_eos(&file.added_tokens)?],
     };
-    let vocabulary = Vocabulary::from_id_ordered_tokens(tokens, eos)?;
+    // Special tokens by their content, for templates that place them (the first of a name).
+    let mut named: Vec<(String, TokenId)> = Vec::new();
+    for token in file.added_tokens.iter().filter(|t| t.special && !t.content.is_empty()) {
+        if !named.iter().any(|(name, _)| *name == token.content) {
+            named.push((token.content.clone(), token.id));
+        }
+    }
+    let vocabulary = Vocabulary::from_id_ordered_tokens(tokens, eos)?.with_special_tokens(named)?;
     match options.mask_vocab_size {
         Some(n) => vocabulary.with_mask_vocab_size(n),
         None => Ok(vocabulary),
