@@ -39,7 +39,7 @@ pub(crate) struct CompositeMasks {
     special_ids: Vec<TokenId>,
     /// Per string mode (outside strings, inside, after a backslash): the tokens that close a
     /// container before their last byte, with the offsets of their closes.
-    closers: [Vec<(TokenId, Vec<u16>)>; 3],
+    closers: [Vec<(TokenId, Vec<usize>)>; 3],
     /// Per automaton state: the tokens that run from it into a hole and stay completable.
     entering: Memo<StateId, Vec<TokenId>>,
     /// Per (hole, resume state): the mask where the hole starts.
@@ -97,14 +97,14 @@ impl CompositeMasks {
             })
             .collect::<Result<Vec<_>>>()?;
         let mut marked = Vec::new();
-        let mut closers: [Vec<(TokenId, Vec<u16>)>; 3] = Default::default();
+        let mut closers: [Vec<(TokenId, Vec<usize>)>; 3] = Default::default();
         for (id, bytes) in vocabulary.tokens_with_bytes() {
             if bytes.contains(&MARKER) || bytes.contains(&SPECIAL) {
                 marked.push(id);
             }
             for (mode, (in_string, escaped)) in [(false, false), (true, false), (true, true)].into_iter().enumerate() {
                 let mut offsets = closing_offsets(bytes, in_string, escaped);
-                offsets.retain(|&i| usize::from(i) + 1 < bytes.len());
+                offsets.retain(|&i| i + 1 < bytes.len());
                 if !offsets.is_empty() {
                     closers[mode].push((id, offsets));
                 }
@@ -289,7 +289,7 @@ impl CompositeMasks {
         let mut groups: HashMap<&[u8], EndGroup> = HashMap::new();
         for (id, offsets) in self.closers[mode].iter().filter(|(_, offsets)| offsets.len() >= depth as usize) {
             let Some(bytes) = self.vocabulary.token_bytes(*id) else { continue };
-            let (closing, rest) = bytes.split_at(usize::from(offsets[depth as usize - 1]) + 1);
+            let (closing, rest) = bytes.split_at(offsets[depth as usize - 1] + 1);
             let taken = program.feed_all(&mut after.clone(), rest);
             let whitespace = rest.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
             if !taken && !whitespace {

@@ -424,7 +424,7 @@ impl Nesting {
 /// nesting reads it: for text starting inside a string (`in_string`, after a backslash when
 /// `escaped`) or outside, `hits[j - 1]` is the index of the byte that closes `j` levels above
 /// the start (a `}` or `]` outside strings, with brackets opened in between closed first).
-pub(crate) fn closing_offsets(bytes: &[u8], in_string: bool, escaped: bool) -> Vec<u16> {
+pub(crate) fn closing_offsets(bytes: &[u8], in_string: bool, escaped: bool) -> Vec<usize> {
     let mut nesting = Nesting { depth: u32::MAX / 2, in_string, escaped };
     let start = nesting.depth;
     let mut hits = Vec::new();
@@ -432,7 +432,7 @@ pub(crate) fn closing_offsets(bytes: &[u8], in_string: bool, escaped: bool) -> V
         nesting.feed(b);
         let closed = start.saturating_sub(nesting.depth) as usize;
         if closed > hits.len() {
-            hits.push(i as u16);
+            hits.push(i);
         }
     }
     hits
