@@ -511,3 +511,35 @@ def test_mistral_tool_calls_place_the_special_token_by_id():
     # A vocabulary that does not name the token cannot bind the template.
     with pytest.raises(maskforge.VocabularyError, match="TOOL_CALLS"):
         maskforge.Compiler().compile_template(template).bind(vocabulary("gpt2"))
+
+
+def test_llama3_calls_may_start_with_the_python_tag():
+    template = t.tool_calls(structured_tools(), format="llama3", python_tag=True)
+    assert template.document[0] == {"repeat": {"special": "<|python_tag|>"}, "min": 0, "max": 1}
+    with pytest.raises(maskforge.InvalidArgumentError):
+        t.tool_calls(structured_tools(), python_tag=True)
+    program = maskforge.Compiler().compile_template(template)
+    with pytest.raises(maskforge.VocabularyError, match="python_tag"):
+        program.bind(vocabulary("gpt2"))
+    # Llama 3.1's tokenizer names special token 128010 `<|python_tag|>`; the vendored Mistral
+    # tokenizer, with one special token renamed so, stands in for it.
+    document = json.loads(TOKENIZERS["mistral"].read_text())
+    (renamed,) = [a for a in document["added_tokens"] if a["content"] == "[TOOL_CALLS]"]
+    renamed["content"] = "<|python_tag|>"
+    vocab = maskforge.Vocabulary.from_tokenizer_json_str(json.dumps(document))
+    bound = program.bind(vocab)
+    tag = renamed["id"]
+    text = b'{"name": "echo", "parameters": {"x": 1}}'
+    for first in ([tag], []):
+        session = bound.start_session()
+        for token in first:
+            assert session.is_allowed(token)
+            session.advance(token)
+        assert session.is_allowed(tag) == (not first)  # once, and only before the call
+        at = 0
+        ids = {vocab.token_bytes(i): i for i in range(vocab.mask_vocab_size) if vocab.token_bytes(i)}
+        while at < len(text):
+            n = max(k for k in range(1, len(text) - at + 1) if text[at:at + k] in ids and session.is_allowed(ids[text[at:at + k]]))
+            session.advance(ids[text[at:at + n]])
+            at += n
+        assert session.is_accepting()

@@ -276,6 +276,7 @@ def tool_calls(
     parallel: bool = True,
     ordered: bool = True,
     max_whitespace: Optional[int] = None,
+    python_tag: bool = False,
 ) -> Template:
     """Tool calls in one of :data:`TOOL_CALL_FORMATS`, for ``tools``: a mapping of each tool's
     name to its argument schema (a dict, its JSON text or a Pydantic-compatible type).
@@ -287,7 +288,9 @@ def tool_calls(
     name first and every object's keys in the order its schema declares them (streaming tool
     parsers read the name before the arguments; ``ordered=False`` takes any order).
     ``max_whitespace``: the most whitespace characters in a row inside and around each call's
-    JSON (default: the compiler's policy). Generation returns :class:`ToolCalls`.
+    JSON (default: the compiler's policy). ``python_tag`` (``"llama3"`` only): Llama 3's
+    special token ``<|python_tag|>`` may come first (the vocabulary must name it). Generation
+    returns :class:`ToolCalls`.
     """
     try:
         fmt = TOOL_CALL_FORMATS[format]
@@ -302,6 +305,8 @@ def tool_calls(
         raise InvalidArgumentError(f"the {format!r} format has no free text before its calls")
     if not required and not free_text:
         raise InvalidArgumentError("tool_calls(required=False) needs free text before the calls (text=True)")
+    if python_tag and format != "llama3":
+        raise InvalidArgumentError("tool_calls(python_tag=True) is for the 'llama3' format")
     validators = {}
     members = []
     for name, schema in tools.items():
@@ -350,7 +355,8 @@ def tool_calls(
             first["at_least_one"] = True
     else:
         first = call
-    parts: list = [first]
+    parts: list = [{"repeat": {"special": "<|python_tag|>"}, "min": 0, "max": 1}] if python_tag else []
+    parts.append(first)
     if parallel:
         parts.append({"repeat": [fmt.separator, *call], "min": 0})
     names = ", ".join(tools)

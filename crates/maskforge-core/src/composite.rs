@@ -97,7 +97,9 @@ impl CompositeProgram {
                 ));
             };
             let hole = &holes[usize::from(index)];
-            let shared = dfa.is_accepting(state) || (0..=255u8).any(|b| b != MARKER && dfa.next(state, b) != DEAD);
+            // A special token may start there too: it is read from its id, never from bytes.
+            let shared = dfa.is_accepting(state)
+                || (0..=255u8).any(|b| b != MARKER && b != SPECIAL && dfa.next(state, b) != DEAD);
             if shared {
                 return Err(refuse(
                     hole,
@@ -140,11 +142,25 @@ impl CompositeProgram {
     }
 
     /// The cursor at automaton state `state`: inside the hole it starts, if it starts one.
+    ///
+    /// Where a special token may start too (Llama 3's optional `<|python_tag|>` before a call),
+    /// the cursor stays on the automaton until a byte or the token decides.
     pub(crate) fn enter(&self, state: StateId) -> Cursor {
         match self.entries.get(state as usize).copied().flatten() {
-            Some(Entry { hole, resume }) => Cursor::Hole { hole, matcher: self.holes[hole].program.start(), resume },
+            Some(_) if self.dfa.next(state, SPECIAL) != DEAD => Cursor::Outer(state),
+            Some(entry) => self.hole_at(entry),
             None => Cursor::Outer(state),
         }
+    }
+
+    fn hole_at(&self, Entry { hole, resume }: Entry) -> Cursor {
+        Cursor::Hole { hole, matcher: self.holes[hole].program.start(), resume }
+    }
+
+    /// The cursor inside the hole automaton state `state` starts, where the cursor waited on
+    /// the automaton (see [`CompositeProgram::enter`]).
+    pub(crate) fn hole_from(&self, state: StateId) -> Option<Cursor> {
+        self.entries.get(state as usize).copied().flatten().map(|entry| self.hole_at(entry))
     }
 
     /// Reads one byte; false when no accepted text continues this way (the cursor is then
@@ -154,7 +170,13 @@ impl CompositeProgram {
             Cursor::Outer(state) => {
                 let next = if b == MARKER || b == SPECIAL { DEAD } else { self.dfa.next(*state, b) };
                 if next == DEAD {
-                    return false;
+                    // At an entry the cursor waited at, a byte starts the hole's value.
+                    let Some(mut hole) = self.hole_from(*state) else { return false };
+                    if !self.feed(&mut hole, b) {
+                        return false;
+                    }
+                    *cursor = hole;
+                    return true;
                 }
                 *cursor = self.enter(next);
                 true

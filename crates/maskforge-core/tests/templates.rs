@@ -532,3 +532,50 @@ fn a_special_token_part_admits_that_token_there_and_nowhere_else() {
     let err = Compiler::without_cache().compile_template_value(&template).unwrap().bind(&load("gpt2.tokenizer.json"));
     assert!(matches!(err, Err(maskforge_core::Error::Vocabulary(m)) if m.contains("[TOOL_CALLS]")));
 }
+
+/// An optional special token in front of a structured JSON part (Llama 3's `<|python_tag|>`
+/// before a call): where both may start, the mask holds the token and the value's first tokens,
+/// and either way on is read exactly.
+#[test]
+fn an_optional_special_token_before_a_structured_part() {
+    let vocabulary = load("mistral-v3.tokenizer.json");
+    let v = vocabulary.vocabulary();
+    let tool_calls = v.special_token_id("[TOOL_CALLS]").unwrap();
+    let call = json!({"type": "object", "properties": {"name": {"const": "add"},
+                      "arguments": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}},
+                      "required": ["name", "arguments"], "additionalProperties": false});
+    let template = json!([{"repeat": {"special": "[TOOL_CALLS]"}, "min": 0, "max": 1}, {"json": call}]);
+    let bound = Compiler::without_cache().compile_template_value(&template).unwrap().bind(&vocabulary).unwrap();
+    let size = v.mask_vocab_size();
+    let start = bound.start_session().unwrap();
+    let mut mask = vec![0u32; bound.mask_word_count()];
+    start.write_mask(&mut mask).unwrap();
+    assert_eq!(mask, reference_mask(bound.executable(), v, b"").unwrap());
+    assert!(get_bit(&mask, tool_calls));
+    assert_mask_is_the_per_token_route(&start, size, "the start");
+    let text = br#"{"name": "add", "arguments": {"a": 7}}"#;
+    for with_token in [false, true] {
+        let mut session = start.fork();
+        if with_token {
+            session.advance(tool_calls).unwrap();
+            assert!(!session.is_allowed(tool_calls));
+        }
+        let mut at = 0;
+        while at < text.len() {
+            assert_mask_is_the_per_token_route(&session, size, &String::from_utf8_lossy(&text[..at]));
+            session.write_mask(&mut mask).unwrap();
+            if !with_token {
+                assert_eq!(mask, reference_mask(bound.executable(), v, &text[..at]).unwrap());
+            }
+            let (id, len) = allowed_ids(&mask)
+                .into_iter()
+                .filter_map(|id| v.token_bytes(id).map(|b| (id, b.len())))
+                .filter(|&(id, _)| text[at..].starts_with(v.token_bytes(id).unwrap()))
+                .max_by_key(|&(_, len)| len)
+                .unwrap();
+            session.advance(id).unwrap();
+            at += len;
+        }
+        assert!(session.is_accepting(), "with the token: {with_token}");
+    }
+}

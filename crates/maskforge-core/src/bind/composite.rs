@@ -159,6 +159,15 @@ impl CompositeMasks {
         match cursor {
             Cursor::Outer(state) => {
                 out.copy_from_slice(self.outer.row(*state));
+                if let Some(hole) = self.program.hole_from(*state) {
+                    // An entry the cursor waits at (a special token may come first): the tokens
+                    // that start the hole's value.
+                    let Cursor::Hole { hole: index, resume, .. } = &hole else { unreachable!() };
+                    let start = self.at_start(&hole, *index, *resume);
+                    for (word, started) in out.iter_mut().zip(start.iter()) {
+                        *word |= started;
+                    }
+                }
                 for &id in &self.marked {
                     self.decide(cursor, id, out);
                 }
@@ -191,18 +200,22 @@ impl CompositeMasks {
                     return part.mask_adjusted(matcher, memo, tokens, out, &past_end);
                 }
                 if matcher.is_at_start() {
-                    let row = memoised(&self.at_start, (*hole, *resume), || {
-                        let mut row = vec![0u32; self.word_count];
-                        self.walk(cursor, &mut row);
-                        row
-                    });
-                    out.copy_from_slice(&row);
+                    out.copy_from_slice(&self.at_start(cursor, *hole, *resume));
                 } else {
                     self.walk(cursor, out);
                 }
                 MaskCost { route: MaskRoute::TrieWalk, trie_steps: 0 }
             }
         }
+    }
+
+    /// The mask where hole `hole` starts (`cursor`: there, nothing read), memoised.
+    fn at_start(&self, cursor: &Cursor, hole: usize, resume: StateId) -> Arc<Vec<u32>> {
+        memoised(&self.at_start, (hole, resume), || {
+            let mut row = vec![0u32; self.word_count];
+            self.walk(cursor, &mut row);
+            row
+        })
     }
 
     /// Sets or clears token `id`'s bit by reading its bytes on the cursor.
