@@ -66,7 +66,8 @@ struct Entry {
 /// Where a text stands on a composite program.
 #[derive(Debug, Clone)]
 pub(crate) enum Cursor {
-    /// On the template's automaton, at a state that is no hole's entry.
+    /// On the template's automaton: at a state that is no hole's entry, or at an entry where a
+    /// special token may start too (the cursor waits there for a byte or the token).
     Outer(StateId),
     /// Inside hole `hole`'s value; `resume`: the automaton state after the hole's marker.
     Hole { hole: usize, matcher: DocumentMatcher, resume: StateId },
