@@ -543,3 +543,26 @@ def test_llama3_calls_may_start_with_the_python_tag():
             session.advance(ids[text[at:at + n]])
             at += n
         assert session.is_accepting()
+
+
+def test_tool_arguments_with_nested_types_keep_their_references():
+    pydantic = pytest.importorskip("pydantic")
+
+    class Place(pydantic.BaseModel):
+        city: str
+
+    class Trip(pydantic.BaseModel):
+        origin: Place
+        stops: list[Place] = []
+
+    call = '{"name": "plan", "arguments": {"origin": {"city": "a"}, "stops": [{"city": "b"}]}}'
+    for format, text in [("hermes", f"<tool_call>\n{call}\n</tool_call>"),
+                         ("llama3", call.replace('"arguments"', '"parameters"')),
+                         ("mistral", f"[{call}]")]:
+        template = t.tool_calls({"plan": Trip, "search": SEARCH}, format=format)
+        program = maskforge.Compiler().compile_template(template)
+        if format != "mistral":  # the special token in front is no byte text
+            assert program.accepts(text.encode()), format
+            assert not program.accepts(text.replace('"city": "b"', '"town": "b"').encode()), format
+        (parsed,) = template.parse(text).calls
+        assert parsed.arguments.stops[0].city == "b"

@@ -309,11 +309,18 @@ def tool_calls(
         raise InvalidArgumentError("tool_calls(python_tag=True) is for the 'llama3' format")
     validators = {}
     members = []
-    for name, schema in tools.items():
+    defs: dict = {}
+    for index, (name, schema) in enumerate(tools.items()):
         if not isinstance(name, str) or not name:
             raise ArgumentTypeError("tool names are non-empty str")
         document, validate, _ = _schema_part(schema)
         validators[name] = validate
+        if _has_local_refs(document):
+            # The tool's schema refers into itself (a Pydantic type's `$defs`): it moves under
+            # the call schema's `$defs`, its references following it.
+            key = f"tool_{index}"
+            defs[key] = _rebased(document, f"#/$defs/{key}")
+            document = {"$ref": f"#/$defs/{key}"}
         members.append(
             {
                 "type": "object",
@@ -328,21 +335,12 @@ def tool_calls(
         array: dict = {"type": "array", "items": call_schema, "minItems": 1}
         if not parallel:
             array["maxItems"] = 1
-        array_json: dict = {"json": array}
-        if ordered:
-            array_json["property_order"] = "declared"
-        if max_whitespace is not None:
-            array_json["max_whitespace"] = max_whitespace
         return Template(
-            [{"special": fmt.special}, array_json],
+            [{"special": fmt.special}, _call_part(array, defs, ordered, max_whitespace)],
             parse=_ArrayCallParser(validators, fmt.arguments_key),
             description=f"{format} tool calls of {', '.join(tools)}",
         )
-    call_json: dict = {"json": call_schema}
-    if ordered:
-        call_json["property_order"] = "declared"
-    if max_whitespace is not None:
-        call_json["max_whitespace"] = max_whitespace
+    call_json = _call_part(call_schema, defs, ordered, max_whitespace)
     call = [fmt.begin, call_json, fmt.end] if fmt.begin or fmt.end else [call_json]
     if free_text:
         assert fmt.trigger is not None
@@ -365,6 +363,48 @@ def tool_calls(
         parse=_ToolCallParser(fmt, validators, free_text),
         description=f"{format} tool calls of {names}",
     )
+
+
+def _call_part(schema: dict, defs: dict, ordered: bool, max_whitespace: Optional[int]) -> dict:
+    """The JSON part of a format's calls: `schema` at the root, with the tools' `$defs`."""
+    part: dict = {"json": {**schema, "$defs": defs} if defs else schema}
+    if ordered:
+        part["property_order"] = "declared"
+    if max_whitespace is not None:
+        part["max_whitespace"] = max_whitespace
+    return part
+
+
+# Keywords whose values are data, not schemas: no reference inside them is one.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def _has_local_refs(schema: Any) -> bool:
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and (ref == "#" or ref.startswith("#/")):
+            return True
+        return any(_has_local_refs(v) for k, v in schema.items() if k not in _DATA_KEYWORDS)
+    if isinstance(schema, list):
+        return any(_has_local_refs(v) for v in schema)
+    return False
+
+
+def _rebased(schema: Any, base: str) -> Any:
+    """`schema` with its references into its own root (`#`, `#/...`) made to point under `base`."""
+    if isinstance(schema, dict):
+        out = {}
+        for key, value in schema.items():
+            if key == "$ref" and isinstance(value, str) and (value == "#" or value.startswith("#/")):
+                out[key] = base + value[1:]
+            elif key in _DATA_KEYWORDS:
+                out[key] = value
+            else:
+                out[key] = _rebased(value, base)
+        return out
+    if isinstance(schema, list):
+        return [_rebased(v, base) for v in schema]
+    return schema
 
 
 class _ArrayCallParser:
