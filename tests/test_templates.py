@@ -188,6 +188,16 @@ def judged(oracle, text):
         return None
 
 
+def assert_language(program, oracle, samples, rng, count):
+    """``program`` accepts exactly what ``oracle`` does on ``samples`` and ``count`` mutations of
+    them, which reach both answers."""
+    verdicts = [(x, judged(oracle, x)) for x in samples + mutations(samples, rng, count)]
+    for text, expected in verdicts:
+        if expected is not None:
+            assert program.accepts(text.encode()) is expected, text
+    assert {v for _, v in verdicts} >= {True, False}
+
+
 # ---------------------------------------------------------------------------------------------
 # builders
 
@@ -300,15 +310,9 @@ def test_hermes_tool_calls_admit_exactly_the_format():
             accepted = hermes_oracle(text, schemas, free_text, required)
             return accepted and (parallel or text.count("<tool_call>") <= 1)
 
-        cases = HERMES_SAMPLES + mutations(HERMES_SAMPLES, rng, 600)
         if free_text and required and parallel:
             assert all(program.accepts(x.encode()) for x in HERMES_SAMPLES[:3] + HERMES_SAMPLES[4:])
-        verdicts = [(x, judged(oracle, x)) for x in cases]
-        for text, expected in verdicts:
-            if expected is not None:
-                assert program.accepts(text.encode()) is expected, (free_text, required, parallel, text)
-        # The samples and their mutations reach both answers.
-        assert {v for _, v in verdicts} >= {True, False}
+        assert_language(program, oracle, HERMES_SAMPLES, rng, 600)
 
 
 def test_structured_tool_arguments_admit_exactly_the_format():
@@ -317,13 +321,7 @@ def test_structured_tool_arguments_admit_exactly_the_format():
     template = t.tool_calls(tools, ordered=False)
     program = maskforge.Compiler().compile_template(template)
     assert all(program.accepts(x.encode()) for x in STRUCTURED_SAMPLES)
-    rng = random.Random(3)
-    verdicts = [(x, judged(lambda s: hermes_oracle(s, schemas), x))
-                for x in STRUCTURED_SAMPLES + mutations(STRUCTURED_SAMPLES, rng, 600)]
-    for text, expected in verdicts:
-        if expected is not None:
-            assert program.accepts(text.encode()) is expected, text
-    assert {v for _, v in verdicts} >= {True, False}
+    assert_language(program, lambda s: hermes_oracle(s, schemas), STRUCTURED_SAMPLES, random.Random(3), 600)
     parsed = template.parse(STRUCTURED_SAMPLES[1])
     assert parsed.calls[1].arguments == tools["forecast"](city="R", days=14)
 
@@ -352,13 +350,7 @@ def test_llama3_tool_calls_admit_exactly_the_format():
     schemas = tool_schemas(tools)
     template = t.tool_calls(tools, format="llama3", ordered=False)
     program = maskforge.Compiler().compile_template(template)
-    rng = random.Random(11)
-    verdicts = [(x, judged(lambda s: llama3_oracle(s, schemas), x))
-                for x in LLAMA3_SAMPLES + mutations(LLAMA3_SAMPLES, rng, 300)]
-    for text, expected in verdicts:
-        if expected is not None:
-            assert program.accepts(text.encode()) is expected, text
-    assert {v for _, v in verdicts} >= {True, False}
+    assert_language(program, lambda s: llama3_oracle(s, schemas), LLAMA3_SAMPLES, random.Random(11), 300)
     parsed = template.parse(LLAMA3_SAMPLES[1])
     assert [c.name for c in parsed.calls] == ["get_weather", "search"]
     assert parsed.calls[1].arguments == {"query": "; {", "sources": []}
@@ -371,12 +363,7 @@ def test_reasoning_then_json():
     program = maskforge.Compiler().compile_template(template)
     samples = ['<think>\nrain? </think >\n</think>\n\n{"city": "Lima", "unit": "c"}',
                '<think></think>{"city": "x"}']
-    rng = random.Random(5)
-    verdicts = [(x, judged(lambda s: reasoning_oracle(s, schema), x)) for x in samples + mutations(samples, rng, 300)]
-    for text, expected in verdicts:
-        if expected is not None:
-            assert program.accepts(text.encode()) is expected, text
-    assert {v for _, v in verdicts} >= {True, False}
+    assert_language(program, lambda s: reasoning_oracle(s, schema), samples, random.Random(5), 300)
     parsed = template.parse(samples[0])
     assert parsed.reasoning == "\nrain? </think >\n"
     assert parsed.output == weather(city="Lima", unit="c")

@@ -139,7 +139,12 @@ impl CompositeProgram {
 
     /// Whether automaton state `state` starts a hole.
     pub(crate) fn is_entry(&self, state: StateId) -> bool {
-        self.entries.get(state as usize).is_some_and(Option::is_some)
+        self.entry_of(state).is_some()
+    }
+
+    /// The hole automaton state `state` starts and the state after its marker, if it starts one.
+    pub(crate) fn entry_of(&self, state: StateId) -> Option<(usize, StateId)> {
+        self.entries.get(state as usize).copied().flatten().map(|Entry { hole, resume }| (hole, resume))
     }
 
     /// The cursor at automaton state `state`: inside the hole it starts, if it starts one.
@@ -147,21 +152,16 @@ impl CompositeProgram {
     /// Where a special token may start too (Llama 3's optional `<|python_tag|>` before a call),
     /// the cursor stays on the automaton until a byte or the token decides.
     pub(crate) fn enter(&self, state: StateId) -> Cursor {
-        match self.entries.get(state as usize).copied().flatten() {
+        match self.entry_of(state) {
             Some(_) if self.dfa.next(state, SPECIAL) != DEAD => Cursor::Outer(state),
-            Some(entry) => self.hole_at(entry),
+            Some((hole, resume)) => self.hole_start(hole, resume),
             None => Cursor::Outer(state),
         }
     }
 
-    fn hole_at(&self, Entry { hole, resume }: Entry) -> Cursor {
+    /// The cursor where hole `hole`'s value starts, `resume` after it.
+    pub(crate) fn hole_start(&self, hole: usize, resume: StateId) -> Cursor {
         Cursor::Hole { hole, matcher: self.holes[hole].program.start(), resume }
-    }
-
-    /// The cursor inside the hole automaton state `state` starts, where the cursor waited on
-    /// the automaton (see [`CompositeProgram::enter`]).
-    pub(crate) fn hole_from(&self, state: StateId) -> Option<Cursor> {
-        self.entries.get(state as usize).copied().flatten().map(|entry| self.hole_at(entry))
     }
 
     /// Reads one byte; false when no accepted text continues this way (the cursor is then
@@ -172,7 +172,8 @@ impl CompositeProgram {
                 let next = if b == MARKER || b == SPECIAL { DEAD } else { self.dfa.next(*state, b) };
                 if next == DEAD {
                     // At an entry the cursor waited at, a byte starts the hole's value.
-                    let Some(mut hole) = self.hole_from(*state) else { return false };
+                    let Some((hole, resume)) = self.entry_of(*state) else { return false };
+                    let mut hole = self.hole_start(hole, resume);
                     if !self.feed(&mut hole, b) {
                         return false;
                     }

@@ -229,6 +229,17 @@ fn templates() -> Vec<(&'static str, Value, Vec<&'static str>)> {
     ]
 }
 
+/// The longest token `mask` allows that spells the start of `rest` (the walk a model may take
+/// along a text), with its length.
+fn longest_allowed(mask: &[u32], vocabulary: &Vocabulary, rest: &[u8]) -> (u32, usize) {
+    allowed_ids(mask)
+        .into_iter()
+        .filter_map(|id| vocabulary.token_bytes(id).map(|b| (id, b.len())))
+        .filter(|&(id, _)| rest.starts_with(vocabulary.token_bytes(id).unwrap()))
+        .max_by_key(|&(_, len)| len)
+        .expect("an allowed token spells the text on")
+}
+
 /// Texts near `seed`: cut, doubled, with a byte changed, or two seeds joined.
 fn mutations(seeds: &[&str]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
@@ -307,12 +318,7 @@ fn masks_equal_the_reference_route_on_gpt2_and_mistral() {
                     if at == text.len() {
                         break;
                     }
-                    let (id, len) = allowed_ids(&mask)
-                        .into_iter()
-                        .filter_map(|id| vocabulary.vocabulary().token_bytes(id).map(|b| (id, b.len())))
-                        .filter(|&(id, _)| text[at..].starts_with(vocabulary.vocabulary().token_bytes(id).unwrap()))
-                        .max_by_key(|&(_, len)| len)
-                        .unwrap();
+                    let (id, len) = longest_allowed(&mask, vocabulary.vocabulary(), &text[at..]);
                     // Advancing and rolling back restores the mask; a fork reads the same.
                     let fork = session.fork();
                     session.advance(id).unwrap();
@@ -516,12 +522,7 @@ fn a_special_token_part_admits_that_token_there_and_nowhere_else() {
     while at < text.len() {
         assert_mask_is_the_per_token_route(&session, size, &String::from_utf8_lossy(&text[..at]));
         session.write_mask(&mut mask).unwrap();
-        let (id, len) = allowed_ids(&mask)
-            .into_iter()
-            .filter_map(|id| v.token_bytes(id).map(|b| (id, b.len())))
-            .filter(|&(id, _)| text[at..].starts_with(v.token_bytes(id).unwrap()))
-            .max_by_key(|&(_, len)| len)
-            .unwrap();
+        let (id, len) = longest_allowed(&mask, v, &text[at..]);
         session.advance(id).unwrap();
         at += len;
     }
@@ -567,12 +568,7 @@ fn an_optional_special_token_before_a_structured_part() {
             if !with_token {
                 assert_eq!(mask, reference_mask(bound.executable(), v, &text[..at]).unwrap());
             }
-            let (id, len) = allowed_ids(&mask)
-                .into_iter()
-                .filter_map(|id| v.token_bytes(id).map(|b| (id, b.len())))
-                .filter(|&(id, _)| text[at..].starts_with(v.token_bytes(id).unwrap()))
-                .max_by_key(|&(_, len)| len)
-                .unwrap();
+            let (id, len) = longest_allowed(&mask, v, &text[at..]);
             session.advance(id).unwrap();
             at += len;
         }

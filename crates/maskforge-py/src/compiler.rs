@@ -66,6 +66,20 @@ fn cache_stats_dict<'py>(py: Python<'py>, stats: CacheStats) -> PyResult<Bound<'
 }
 
 /// Text with lone surrogates cannot be UTF-8, so it cannot be JSON either.
+/// A JSON document given as its text (a str), or as Python data that `module.writer` writes
+/// out as JSON text.
+fn json_text(obj: &Bound<'_, PyAny>, module: &PyOnceLock<Py<PyModule>>, name: &str, writer: &str) -> PyResult<String> {
+    let py = obj.py();
+    match obj.cast::<PyString>() {
+        Ok(s) => s.to_str().map(str::to_owned).map_err(|_| invalid_text(py)),
+        Err(_) => module
+            .get_or_try_init(py, || py.import(name).map(Bound::unbind))?
+            .bind(py)
+            .call_method1(writer, (obj,))?
+            .extract(),
+    }
+}
+
 fn invalid_text(py: Python<'_>) -> PyErr {
     let kwargs = PyDict::new(py);
     match kwargs.set_item("code", "MF-E001") {
@@ -224,17 +238,7 @@ impl PyCompiler {
 
     /// Compiles a schema: JSON text, a dict, a bool, or a Pydantic model class.
     fn compile(&self, py: Python<'_>, schema: &Bound<'_, PyAny>) -> PyResult<PySchemaProgram> {
-        let text: String = match schema.cast::<PyString>() {
-            Ok(s) => match s.to_str() {
-                Ok(text) => text.to_owned(),
-                Err(_) => return Err(invalid_text(py)),
-            },
-            Err(_) => SCHEMAS_MODULE
-                .get_or_try_init(py, || py.import("maskforge._schemas").map(Bound::unbind))?
-                .bind(py)
-                .call_method1("schema_to_json", (schema,))?
-                .extract()?,
-        };
+        let text = json_text(schema, &SCHEMAS_MODULE, "maskforge._schemas", "schema_to_json")?;
         let compiler = &self.inner;
         let inner = detached(py, || compiler.compile_json_schema(&text))?;
         Ok(PySchemaProgram { inner })
@@ -275,14 +279,7 @@ impl PyCompiler {
     /// Compiles a template (docs/templates.md): its JSON document as a str, or a
     /// `maskforge.Template`, dict or list, written out by `maskforge.templates.template_to_json`.
     fn compile_template(&self, py: Python<'_>, template: &Bound<'_, PyAny>) -> PyResult<PySchemaProgram> {
-        let text: String = match template.cast::<PyString>() {
-            Ok(s) => s.to_str().map_err(|_| invalid_text(py))?.to_owned(),
-            Err(_) => TEMPLATES_MODULE
-                .get_or_try_init(py, || py.import("maskforge.templates").map(Bound::unbind))?
-                .bind(py)
-                .call_method1("template_to_json", (template,))?
-                .extract()?,
-        };
+        let text = json_text(template, &TEMPLATES_MODULE, "maskforge.templates", "template_to_json")?;
         let compiler = &self.inner;
         let inner = detached(py, || compiler.compile_template(&text))?;
         Ok(PySchemaProgram { inner })

@@ -159,11 +159,10 @@ impl CompositeMasks {
         match cursor {
             Cursor::Outer(state) => {
                 out.copy_from_slice(self.outer.row(*state));
-                if let Some(hole) = self.program.hole_from(*state) {
+                if let Some((hole, resume)) = self.program.entry_of(*state) {
                     // An entry the cursor waits at (a special token may come first): the tokens
                     // that start the hole's value.
-                    let Cursor::Hole { hole: index, resume, .. } = &hole else { unreachable!() };
-                    let start = self.at_start(&hole, *index, *resume);
+                    let start = self.at_start(hole, resume);
                     for (word, started) in out.iter_mut().zip(start.iter()) {
                         *word |= started;
                     }
@@ -200,7 +199,7 @@ impl CompositeMasks {
                     return part.mask_adjusted(matcher, memo, tokens, out, &past_end);
                 }
                 if matcher.is_at_start() {
-                    out.copy_from_slice(&self.at_start(cursor, *hole, *resume));
+                    out.copy_from_slice(&self.at_start(*hole, *resume));
                 } else {
                     self.walk(cursor, out);
                 }
@@ -209,11 +208,11 @@ impl CompositeMasks {
         }
     }
 
-    /// The mask where hole `hole` starts (`cursor`: there, nothing read), memoised.
-    fn at_start(&self, cursor: &Cursor, hole: usize, resume: StateId) -> Arc<Vec<u32>> {
+    /// The mask where hole `hole` starts, `resume` after it, memoised.
+    fn at_start(&self, hole: usize, resume: StateId) -> Arc<Vec<u32>> {
         memoised(&self.at_start, (hole, resume), || {
             let mut row = vec![0u32; self.word_count];
-            self.walk(cursor, &mut row);
+            self.walk(&self.program.hole_start(hole, resume), &mut row);
             row
         })
     }
