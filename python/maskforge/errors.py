@@ -23,6 +23,7 @@ __all__ = [
     "UnsupportedGenerationModeError",
     "UnsupportedConstraintError",
     "GenerationTruncatedError",
+    "ProgramLoadError",
     "InternalError",
 ]
 
@@ -72,6 +73,27 @@ class ResourceLimitError(SchemaError):
 
 class VocabularyError(MaskForgeError, ValueError):
     """A vocabulary that cannot be built: bad EOS ids, empty tokens, unreadable tokenizer files."""
+
+
+class ProgramLoadError(MaskForgeError, ValueError):
+    """Bytes that ``Compiler.load_program`` / ``SchemaProgram.from_bytes`` cannot load.
+
+    Attributes:
+        reason: ``"not_a_program"`` (not a program's bytes at all), ``"version"`` (written by
+            another maskforge version: compile the schema again) or ``"damaged"`` (truncated or
+            corrupted).
+    """
+
+    def __init__(self, message: str, *, reason: str = "damaged") -> None:
+        self.reason = reason
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return _rebuild_program_load_error, (str(self), self.reason)
+
+
+def _rebuild_program_load_error(message: str, reason: str) -> "ProgramLoadError":
+    return ProgramLoadError(message, reason=reason)
 
 
 class TokenRejectedError(MaskForgeError, ValueError):

@@ -150,15 +150,7 @@ impl Compiler {
     /// Compiles a template given as a parsed JSON document; see [`compile_template`](Self::compile_template).
     pub fn compile_template_value(&self, template: &serde_json::Value) -> Result<SchemaProgram> {
         let canonical = format!("\0template\0{template}");
-        self.cached(canonical, || {
-            let language = crate::template::template_language(template, &self.options)?;
-            if language.holes.is_empty() && language.specials.is_empty() {
-                Ok(ExecutableSchema::text(language.dfa))
-            } else {
-                let program = crate::composite::CompositeProgram::new(language.dfa, language.holes, language.specials)?;
-                Ok(ExecutableSchema::composite(program))
-            }
-        })
+        self.cached(canonical, || ExecutableSchema::compile_template(template, &self.options))
     }
 
     /// Compiles "any JSON object" (what serving engines call `json_object`): the schema
@@ -219,7 +211,44 @@ impl Compiler {
     }
 }
 
+impl Compiler {
+    /// Loads a program that [`SchemaProgram::to_bytes`] wrote, to bind under this compiler's
+    /// bind policy and trie cache. The program compiles as it did where it was written
+    /// (options and registry documents travel with it), whatever this compiler's options.
+    /// Bytes that are not such a program, one written by another MaskForge version, or a
+    /// damaged one are an [`Error::ProgramLoad`](crate::Error::ProgramLoad), never a program.
+    ///
+    /// ```
+    /// use maskforge_core::{Compiler, CompilerOptions};
+    ///
+    /// let compiler = Compiler::new(CompilerOptions::default());
+    /// let bytes = compiler.compile_json_schema(r#"{"type": "array", "maxItems": 2}"#)?.to_bytes();
+    /// let program = compiler.load_program(&bytes)?;
+    /// assert!(program.executable().accepts(b"[1, 2]"));
+    /// assert!(!program.executable().accepts(b"[1, 2, 3]"));
+    /// assert!(compiler.load_program(&bytes[..bytes.len() - 1]).is_err());
+    /// # Ok::<(), maskforge_core::Error>(())
+    /// ```
+    pub fn load_program(&self, bytes: &[u8]) -> Result<SchemaProgram> {
+        Ok(SchemaProgram {
+            executable: Arc::new(crate::image::read(bytes)?),
+            tries: Arc::clone(&self.tries),
+            bind_policy: self.options.bind_policy,
+            eager_table_bytes: self.options.eager_table_bytes,
+        })
+    }
+}
+
 impl SchemaProgram {
+    /// The program as bytes, for a cache on disk or another process
+    /// ([`Compiler::load_program`] reads them). A regular program is its automaton's table; a
+    /// program on the structured or composite arm is its resolved source, compiled again on
+    /// load straight on its arm. Versioned (only the MaskForge version that wrote them reads
+    /// them) and checksummed.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        crate::image::write(&self.executable)
+    }
+
     /// Joins the program to a vocabulary under the compiler's bind policy.
     pub fn bind(&self, vocabulary: &CompiledVocabulary) -> Result<BoundSchema> {
         self.bind_with_policy(vocabulary, self.bind_policy)

@@ -206,6 +206,9 @@ pub enum Error {
         /// most `max_rollback_tokens`).
         available: usize,
     },
+    /// Bytes [`Compiler::load_program`](crate::Compiler::load_program) cannot read as a program.
+    #[error("cannot load program: {0}")]
+    ProgramLoad(LoadError),
     /// A mask buffer too small for the bound schema's mask; nothing was written. A larger
     /// buffer is fine: only its first `needed` units are written.
     #[error("mask buffer too small: {needed} {unit} needed, {actual} given")]
@@ -217,6 +220,26 @@ pub enum Error {
         /// What the lengths count: `"u32 words"` or `"bytes"`.
         unit: &'static str,
     },
+}
+
+/// Why bytes are not a program this build loads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The bytes do not start as a program's bytes do.
+    #[error("not a MaskForge program")]
+    NotAProgram,
+    /// Written by another MaskForge version (or another version of the format).
+    #[error("written by MaskForge {found}, this is {expected}")]
+    Version {
+        /// The version that wrote them.
+        found: String,
+        /// This build's version.
+        expected: String,
+    },
+    /// Damaged or truncated: the checksum or the content does not hold.
+    #[error("damaged: {0}")]
+    Damaged(String),
 }
 
 impl Error {

@@ -7,7 +7,8 @@ use crate::compile_stack::on_compile_stack;
 pub use crate::compile_stack::COMPILE_STACK_BYTES;
 use crate::composite::{CompositeProgram, Cursor};
 use crate::error::{DiagnosticCode, Error, Result};
-use crate::options::CompilerOptions;
+use crate::options::{CompileIdentity, CompilerOptions};
+use crate::registry::{RecordingRegistry, Registry, SchemaRegistry};
 use crate::schema::SchemaDocument;
 use crate::structured::{DocumentMatcher, StructuredProgram};
 
@@ -16,6 +17,38 @@ use crate::structured::{DocumentMatcher, StructuredProgram};
 pub struct ExecutableSchema {
     backend: Backend,
     output: Output,
+    /// What a structured or composite program is rebuilt from when read from bytes (a
+    /// regular program is its automaton's table).
+    source: Option<Arc<ProgramSource>>,
+}
+
+/// The input a program on the structured or composite arm compiled from, resolved: rebuilt
+/// from it, a program read from bytes is the one written.
+#[derive(Debug)]
+pub(crate) struct ProgramSource {
+    pub(crate) kind: SourceKind,
+    /// The schema, or the template's document.
+    pub(crate) document: serde_json::Value,
+    /// Documents a registry served during compilation, by URI, as text.
+    pub(crate) remotes: Vec<(String, String)>,
+    pub(crate) identity: CompileIdentity,
+}
+
+impl ProgramSource {
+    fn of_schema(document: &SchemaDocument, options: &CompilerOptions) -> ProgramSource {
+        ProgramSource {
+            kind: SourceKind::Schema,
+            document: document.root().clone(),
+            remotes: document.remotes_as_text(),
+            identity: options.compile_identity(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SourceKind {
+    Schema,
+    Template,
 }
 
 /// What the text a program accepts is.
@@ -45,7 +78,24 @@ impl ExecutableSchema {
     /// objects, each a few KiB of stack), more than the 2 MiB a spawned thread has: it runs on
     /// a thread of its own with [`COMPILE_STACK_BYTES`] of stack, whatever thread calls it.
     pub fn compile(document: &SchemaDocument, options: &CompilerOptions) -> Result<ExecutableSchema> {
-        on_compile_stack(|| Self::compile_on_this_stack(document, options))
+        let mut executable = on_compile_stack(|| Self::compile_on_this_stack(document, options))?;
+        if matches!(executable.backend, Backend::Structured(_)) {
+            executable.source = Some(Arc::new(ProgramSource::of_schema(document, options)));
+        }
+        Ok(executable)
+    }
+
+    /// The structured program of a schema whose arm is known to be the structured one (a
+    /// program read from bytes): the regular attempt is skipped.
+    pub(crate) fn compile_structured(document: &SchemaDocument, options: &CompilerOptions) -> Result<ExecutableSchema> {
+        let program = on_compile_stack(|| crate::structured::compile_program(document, options))?;
+        let mut executable = ExecutableSchema::structured(program);
+        executable.source = Some(Arc::new(ProgramSource::of_schema(document, options)));
+        Ok(executable)
+    }
+
+    fn structured(program: StructuredProgram) -> ExecutableSchema {
+        ExecutableSchema { backend: Backend::Structured(Arc::new(program)), output: Output::JsonValue, source: None }
     }
 
     /// Schemas go to the regular arm first and to the structured arm when the regular one
@@ -61,9 +111,7 @@ impl ExecutableSchema {
         }
         let structured = crate::structured::compile_program(document, options);
         match structured {
-            Ok(program) if program.beyond_regular_arm() => {
-                Ok(ExecutableSchema { backend: Backend::Structured(Arc::new(program)), output: Output::JsonValue })
-            }
+            Ok(program) if program.beyond_regular_arm() => Ok(ExecutableSchema::structured(program)),
             structured => Self::regular_first(document, options, Some(structured)),
         }
     }
@@ -88,17 +136,58 @@ impl ExecutableSchema {
             },
             Err(e) => return Err(e),
         };
-        Ok(ExecutableSchema { backend, output: Output::JsonValue })
+        Ok(ExecutableSchema { backend, output: Output::JsonValue, source: None })
+    }
+
+    /// A template's executable: one automaton, or a composite program when JSON parts need
+    /// the structured arm or special tokens are placed (what a registry serves its parts is
+    /// recorded with the program's source).
+    pub(crate) fn compile_template(
+        template: &serde_json::Value,
+        options: &CompilerOptions,
+    ) -> Result<ExecutableSchema> {
+        let recorder = options.registry.clone().map(|inner| Arc::new(RecordingRegistry::new(inner)));
+        let mut recording = options.clone();
+        if let Some(recorder) = &recorder {
+            recording.registry = Some(Registry(Arc::clone(recorder) as Arc<dyn SchemaRegistry>));
+        }
+        let language = crate::template::template_language(template, &recording)?;
+        if language.holes.is_empty() && language.specials.is_empty() {
+            return Ok(ExecutableSchema::text(language.dfa));
+        }
+        let program = CompositeProgram::new(language.dfa, language.holes, language.specials)?;
+        let source = ProgramSource {
+            kind: SourceKind::Template,
+            document: template.clone(),
+            remotes: recorder.map(|r| r.served()).unwrap_or_default(),
+            identity: options.compile_identity(),
+        };
+        Ok(ExecutableSchema::composite(program, source))
     }
 
     /// The raw text of a regular language (a regex's, a choice's) as an executable.
     pub(crate) fn text(language: ByteDfa) -> ExecutableSchema {
-        ExecutableSchema { backend: Backend::Regular(Arc::new(language)), output: Output::Text }
+        ExecutableSchema::regular(language, Output::Text)
     }
 
-    /// A template with JSON parts on the structured arm, as an executable of raw text.
-    pub(crate) fn composite(program: CompositeProgram) -> ExecutableSchema {
-        ExecutableSchema { backend: Backend::Composite(Arc::new(program)), output: Output::Text }
+    /// A regular language's automaton as an executable.
+    pub(crate) fn regular(language: ByteDfa, output: Output) -> ExecutableSchema {
+        ExecutableSchema { backend: Backend::Regular(Arc::new(language)), output, source: None }
+    }
+
+    /// A template with JSON parts on the structured arm, as an executable of raw text;
+    /// `source`: the template's document, and what a registry served for its parts.
+    pub(crate) fn composite(program: CompositeProgram, source: ProgramSource) -> ExecutableSchema {
+        ExecutableSchema {
+            backend: Backend::Composite(Arc::new(program)),
+            output: Output::Text,
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// What a structured or composite program was compiled from (`None` on the regular arm).
+    pub(crate) fn source(&self) -> Option<&ProgramSource> {
+        self.source.as_deref()
     }
 
     /// Whether the program accepts one JSON value or raw text.

@@ -285,3 +285,63 @@ pub(crate) struct CompileIdentity {
     property_order: PropertyOrder,
     closed_objects: bool,
 }
+
+impl CompileIdentity {
+    /// The identity as a JSON object, as a program's bytes record it.
+    pub(crate) fn to_json(self) -> serde_json::Value {
+        let l = self.limits;
+        serde_json::json!({
+            "limits": {
+                "max_document_bytes": l.max_document_bytes,
+                "max_resolved_bytes": l.max_resolved_bytes,
+                "max_dfa_states": l.max_dfa_states,
+                "max_nfa_states": l.max_nfa_states,
+                "max_nesting_depth": l.max_nesting_depth,
+                "max_graph_size": l.max_graph_size,
+            },
+            "default_draft": self.default_draft.name(),
+            "format_assertion": self.format_assertion,
+            "max_json_whitespace": self.max_json_whitespace,
+            "property_order": self.property_order.name(),
+            "closed_objects": self.closed_objects,
+        })
+    }
+
+    /// Reads [`to_json`](Self::to_json)'s object; `None` when a field is missing or wrong.
+    pub(crate) fn from_json(value: &serde_json::Value) -> Option<CompileIdentity> {
+        let limits = value.get("limits")?;
+        let size = |key: &str| limits.get(key)?.as_u64().and_then(|n| usize::try_from(n).ok());
+        let max_json_whitespace = match value.get("max_json_whitespace")? {
+            serde_json::Value::Null => None,
+            n => Some(u32::try_from(n.as_u64()?).ok()?),
+        };
+        Some(CompileIdentity {
+            limits: SchemaResourceLimits {
+                max_document_bytes: size("max_document_bytes")?,
+                max_resolved_bytes: size("max_resolved_bytes")?,
+                max_dfa_states: size("max_dfa_states")?,
+                max_nfa_states: size("max_nfa_states")?,
+                max_nesting_depth: size("max_nesting_depth")?,
+                max_graph_size: size("max_graph_size")?,
+            },
+            default_draft: Draft::from_name(value.get("default_draft")?.as_str()?)?,
+            format_assertion: value.get("format_assertion")?.as_bool()?,
+            max_json_whitespace,
+            property_order: PropertyOrder::from_name(value.get("property_order")?.as_str()?)?,
+            closed_objects: value.get("closed_objects")?.as_bool()?,
+        })
+    }
+
+    /// Options that compile as those of this identity did (caches and binding aside).
+    pub(crate) fn options(self) -> CompilerOptions {
+        CompilerOptions {
+            limits: self.limits,
+            default_draft: self.default_draft,
+            format_assertion: self.format_assertion,
+            max_json_whitespace: self.max_json_whitespace,
+            property_order: self.property_order,
+            closed_objects: self.closed_objects,
+            ..CompilerOptions::default()
+        }
+    }
+}

@@ -69,3 +69,34 @@ impl std::hash::Hash for Registry {
         (Arc::as_ptr(&self.0) as *const () as usize).hash(state);
     }
 }
+
+/// A registry that keeps what another one serves, so that a compilation's external documents
+/// travel with the program it made (see `image`).
+pub(crate) struct RecordingRegistry {
+    inner: Registry,
+    served: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+impl RecordingRegistry {
+    pub(crate) fn new(inner: Registry) -> Self {
+        RecordingRegistry { inner, served: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// The documents served so far, by URI, in the order first asked.
+    pub(crate) fn served(&self) -> Vec<(String, String)> {
+        self.served.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl SchemaRegistry for RecordingRegistry {
+    fn fetch(&self, uri: &str) -> Result<Option<String>, String> {
+        let document = self.inner.0.fetch(uri)?;
+        if let Some(text) = &document {
+            let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+            if !served.iter().any(|(u, _)| u == uri) {
+                served.push((uri.to_owned(), text.clone()));
+            }
+        }
+        Ok(document)
+    }
+}

@@ -18,6 +18,13 @@ use crate::vocabulary::PyVocabulary;
 static SCHEMAS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 static TEMPLATES_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
+/// A program's bytes, from `bytes` or `bytearray`.
+fn program_bytes(data: &Bound<'_, PyAny>) -> PyResult<pyo3::pybacked::PyBackedBytes> {
+    data.extract().map_err(|_| {
+        type_error(data.py(), format!("a program's bytes must be bytes or bytearray, got {}", type_name(data)))
+    })
+}
+
 pub(crate) fn parse_bind_policy(obj: &Bound<'_, PyAny>) -> PyResult<BindPolicy> {
     let py = obj.py();
     let name = args::optional_str(Some(obj), "bind_policy")?
@@ -285,6 +292,16 @@ impl PyCompiler {
         Ok(PySchemaProgram { inner })
     }
 
+    /// Loads a program `SchemaProgram.to_bytes()` wrote (bytes or bytearray), to bind under
+    /// this compiler's bind policy. Bytes that are not such a program, or come from another
+    /// maskforge version, or are damaged raise `ProgramLoadError`.
+    fn load_program(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PySchemaProgram> {
+        let data = program_bytes(data)?;
+        let compiler = &self.inner;
+        let inner = detached(py, || compiler.load_program(&data))?;
+        Ok(PySchemaProgram { inner })
+    }
+
     /// Compiles "any JSON object": the schema `{"type": "object"}`.
     fn compile_json_object(&self, py: Python<'_>) -> PyResult<PySchemaProgram> {
         let compiler = &self.inner;
@@ -403,6 +420,31 @@ impl PySchemaProgram {
             None => program.bind(compiled),
         })?;
         Ok(PyBoundSchema { inner, vocabulary: vocabulary.clone().unbind() })
+    }
+
+    /// The program as bytes, for a cache on disk or another process: versioned (only this
+    /// maskforge version loads them) and checksummed. `Compiler.load_program` or
+    /// `SchemaProgram.from_bytes` reads them; pickling goes through them.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
+        let program = &self.inner;
+        let bytes = py.detach(|| program.to_bytes());
+        pyo3::types::PyBytes::new(py, &bytes)
+    }
+
+    /// Loads `to_bytes()`'s bytes with the default compiler's bind policy and trie cache (one
+    /// per process); `Compiler.load_program` takes another compiler's.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PySchemaProgram> {
+        static LOADER: std::sync::OnceLock<Compiler> = std::sync::OnceLock::new();
+        let data = program_bytes(data)?;
+        let compiler = LOADER.get_or_init(|| Compiler::new(CompilerOptions::default()));
+        let inner = detached(py, || compiler.load_program(&data))?;
+        Ok(PySchemaProgram { inner })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, pyo3::types::PyBytes>,))> {
+        let load = slf.get_type().getattr("from_bytes")?;
+        Ok((load, (slf.get().to_bytes(slf.py()),)))
     }
 
     fn __repr__(&self) -> String {

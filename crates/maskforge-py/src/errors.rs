@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use maskforge_core::{DiagnosticCode, Error, RejectReason};
+use maskforge_core::{DiagnosticCode, Error, LoadError, RejectReason};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule};
@@ -187,6 +187,18 @@ pub(crate) fn core_error(py: Python<'_>, error: Error) -> PyErr {
         error @ Error::BatchLength { .. } => raise(py, "InvalidArgumentError", error.to_string()),
         Error::Vocabulary(message) => raise(py, "VocabularyError", message),
         error @ Error::MaskBuffer { .. } => raise(py, "MaskBufferError", error.to_string()),
+        Error::ProgramLoad(why) => {
+            let reason = match &why {
+                LoadError::NotAProgram => "not_a_program",
+                LoadError::Version { .. } => "version",
+                _ => "damaged",
+            };
+            let kwargs = PyDict::new(py);
+            match kwargs.set_item("reason", reason) {
+                Ok(()) => raise_with(py, "ProgramLoadError", Error::ProgramLoad(why).to_string(), Some(&kwargs)),
+                Err(error) => error,
+            }
+        }
         other => raise(py, "MaskForgeError", other.to_string()),
     }
 }

@@ -96,6 +96,11 @@ impl SchemaDocument {
         self.resources.resolve(&self.root, pointer, reference)
     }
 
+    /// The documents the registry served, by URI, as JSON text.
+    pub(crate) fn remotes_as_text(&self) -> Vec<(String, String)> {
+        self.resources.remotes().map(|(uri, document)| (uri.to_owned(), document.to_string())).collect()
+    }
+
     /// The root schema as parsed (an object or a boolean).
     pub fn root(&self) -> &Value {
         &self.root

@@ -10,6 +10,7 @@ use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 
 mod minimise;
+mod table_bytes;
 
 use minimise::{renumber, Blocks, ColumnMap, RawDfa};
 pub(crate) use minimise::{EdgeNode, NO_NODE};
