@@ -129,13 +129,28 @@ def test_the_gguf_vocabulary_spells_what_llama_cpp_detokenizes(llm):
     assert b"".join(vocab.token_bytes(t) for t in ids) == text.encode()
 
 
-@pytest.mark.parametrize("chat", [False, True])
-def test_smollm2_completions_follow_a_schema(llm, chat):
+class Person:  # filled in by pydantic below, when it is installed
+    pass
+
+
+try:
+    import pydantic
+
+    class Person(pydantic.BaseModel):  # type: ignore[no-redef]
+        name: str = pydantic.Field(max_length=12)
+        age: int = pydantic.Field(ge=0, le=150)
+except ImportError:  # pragma: no cover - the test extra has pydantic
+    pass
+
+
+@pytest.mark.parametrize("chat", [False, True], ids=["completion", "chat"])
+@pytest.mark.parametrize("target", ["schema", "pydantic"])
+def test_smollm2_completions_follow_the_target(llm, chat, target):
     import llama_cpp
 
     from maskforge.integrations.llama_cpp import vocabulary
 
-    processor = LogitsProcessor(vocabulary(llm), SCHEMA)
+    processor = LogitsProcessor(vocabulary(llm), SCHEMA if target == "schema" else Person)
     processors = llama_cpp.LogitsProcessorList([processor])
     if chat:
         out = llm.create_chat_completion(messages=[{"role": "user", "content": "A person as JSON, with name and age."}],
@@ -146,4 +161,7 @@ def test_smollm2_completions_follow_a_schema(llm, chat):
         text = out["choices"][0]["text"]
     assert out["choices"][0]["finish_reason"] == "stop", text
     value = processor.parse(text)
-    jsonschema.validate(value, SCHEMA)
+    if target == "pydantic":
+        assert isinstance(value, Person) and 0 <= value.age <= 150
+    else:
+        jsonschema.validate(value, SCHEMA)
