@@ -50,6 +50,7 @@ def main() -> int:
     parser.add_argument("--schemas", type=Path, default=default_bench_dir(), help="the jsonschemabench folder")
     parser.add_argument("--sample", type=int, default=None, help="a seeded sample of this many schemas")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--slowest", type=int, default=0, help="list the N slowest compiles of each backend")
     args = parser.parse_args()
     paths = sorted(p for p in args.schemas.glob("*/*.json"))
     if not paths:
@@ -77,7 +78,8 @@ def main() -> int:
         if (loaded.backend, loaded.state_count) != (program.backend, program.state_count):
             print(f"MISMATCH {path}: {program} loaded as {loaded}", file=sys.stderr)
             return 1
-        figures = by_backend.setdefault(program.backend, {"compile": [], "write": [], "load": [], "bytes": []})
+        figures = by_backend.setdefault(program.backend, {"compile": [], "write": [], "load": [], "bytes": [], "paths": []})
+        figures["paths"].append(str(path.relative_to(args.schemas)))
         figures["compile"].append(compiled)
         figures["write"].append(written)
         figures["load"].append(load)
@@ -93,6 +95,10 @@ def main() -> int:
         print(row(f"{backend}: KiB", figures["bytes"], unit=1 / 1024, fmt="{:.1f}"))
         ratio = statistics.fmean(figures["compile"]) / statistics.fmean(figures["load"])
         print(f"| {backend}: mean compile / mean load | {ratio:.1f}x | | | | |")
+    for backend, figures in sorted(by_backend.items()):
+        ranked = sorted(zip(figures["compile"], figures["load"], figures["paths"]), reverse=True)[: args.slowest]
+        for compiled, load, path in ranked:
+            print(f"slowest {backend}: {path} compile {compiled * 1e3:.1f} ms, load {load * 1e3:.1f} ms")
     return 0
 
 

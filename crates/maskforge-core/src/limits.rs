@@ -21,6 +21,11 @@ pub struct SchemaResourceLimits {
     /// Complements and products of alternatives
     /// grow it; the default keeps it to a few hundred MB.
     pub max_graph_size: usize,
+    /// Largest automaton, as estimated before it is built, for the members of a closed object
+    /// in any order on the regular arm: their product grows as `2^members` times the values'
+    /// sizes, and building a large one takes seconds. Above it the regular arm declines the
+    /// schema and the structured arm reads the object, exactly, with masks computed per step.
+    pub max_any_order_states: usize,
 }
 
 impl Default for SchemaResourceLimits {
@@ -32,6 +37,7 @@ impl Default for SchemaResourceLimits {
             max_nfa_states: 2_000_000,
             max_nesting_depth: 256,
             max_graph_size: 2_000_000,
+            max_any_order_states: 20_000,
         }
     }
 }

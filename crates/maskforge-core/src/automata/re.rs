@@ -123,11 +123,48 @@ impl Re {
         Re::Repeat { item: Box::new(item), min, max, separator: Some(Box::new(separator)) }
     }
 
-    /// Determinises, trims and minimises.
+    /// An estimate of the states determinising this language builds, within a small factor
+    /// where the parts' languages do not overlap (as JSON's keys, values and punctuation do
+    /// not): sums for sequences, the largest part for alternatives, a counter for bounded
+    /// repetitions, and for the members of a closed object in any order, one copy of each
+    /// member per set of members that may come before it. Saturates at `u64::MAX`.
+    pub fn state_estimate(&self) -> u64 {
+        match self {
+            Re::Nothing | Re::Empty | Re::Bytes(_) => 1,
+            Re::Literal(bytes) => bytes.len() as u64 + 1,
+            Re::Dfa(dfa) => dfa.state_count() as u64,
+            Re::Shared(inner) => inner.state_estimate(),
+            Re::Concat(items) => items.iter().fold(0u64, |sum, item| sum.saturating_add(item.state_estimate())),
+            Re::Alt(items) => items.iter().map(Re::state_estimate).max().unwrap_or(1),
+            Re::Repeat { item, max, separator, .. } => {
+                let unit = item.state_estimate().saturating_add(separator.as_ref().map_or(0, |s| s.state_estimate()));
+                match max {
+                    // A counter of copies when an item spans a single step, as a string's
+                    // characters do; otherwise the copies themselves.
+                    Some(max) => unit.max(u64::from(*max) + 1),
+                    None => unit,
+                }
+            }
+            Re::AnyOrder(spec) => spec.state_estimate(),
+        }
+    }
+
+    /// Determinises, trims and minimises. A closed object whose members in any order are
+    /// estimated ([`Re::state_estimate`]) above `max_dfa_states` fails at once, before the
+    /// automaton that would exceed the limit is built.
     pub fn compile(&self, max_dfa_states: usize, max_nfa_states: usize) -> Result<ByteDfa, CompileLimit> {
         if let Re::Shared(inner) = self {
             return inner.compile(max_dfa_states, max_nfa_states);
         }
+        if self.any_order_estimate() > max_dfa_states as u64 {
+            return Err(CompileLimit::DfaStates(max_dfa_states));
+        }
+        self.determinise(max_dfa_states, max_nfa_states)
+    }
+
+    /// [`compile`](Self::compile) without the estimate: the NFA, determinised under the
+    /// limits, then trimmed and minimised.
+    fn determinise(&self, max_dfa_states: usize, max_nfa_states: usize) -> Result<ByteDfa, CompileLimit> {
         if *self == Re::Nothing {
             return Ok(ByteDfa::empty());
         }
@@ -145,6 +182,89 @@ impl Re {
             .build(fragment.start, fragment.start)
             .map_err(|_| CompileLimit::NfaStates(max_nfa_states))?;
         ByteDfa::from_nfa(&nfa, max_dfa_states).map_err(|e| CompileLimit::DfaStates(e.limit))
+    }
+}
+
+impl Re {
+    /// The largest [`Re::state_estimate`] of an any-order node in the tree (0 without one):
+    /// the one construction whose automaton grows exponentially with the schema.
+    pub(crate) fn any_order_estimate(&self) -> u64 {
+        match self {
+            Re::AnyOrder(spec) => spec.state_estimate(),
+            Re::Shared(inner) => inner.any_order_estimate(),
+            Re::Concat(items) | Re::Alt(items) => items.iter().map(Re::any_order_estimate).max().unwrap_or(0),
+            Re::Repeat { item, separator, .. } => {
+                item.any_order_estimate().max(separator.as_ref().map_or(0, |s| s.any_order_estimate()))
+            }
+            Re::Nothing | Re::Empty | Re::Literal(_) | Re::Bytes(_) | Re::Dfa(_) => 0,
+        }
+    }
+}
+
+impl AnyOrderMembers {
+    /// States per set of members seen so far (reachable under `max_members` and `ordered`):
+    /// one, plus a copy of each member that may come next, with its separator. States of
+    /// different sets differ in what may follow, so a minimal automaton keeps them apart;
+    /// members' keys, which may share their first states, are left out.
+    fn state_estimate(&self) -> u64 {
+        let n = self.members.len();
+        // A member's leading literal (its key) may share states with the others' (their keys
+        // start alike): only the rest counts.
+        let member: Vec<u64> = self
+            .members
+            .iter()
+            .map(|m| match m {
+                Re::Concat(items) if matches!(items.first(), Some(Re::Literal(_))) => {
+                    items[1..].iter().fold(1u64, |sum, item| sum.saturating_add(item.state_estimate()))
+                }
+                Re::Literal(_) => 1,
+                other => other.state_estimate(),
+            })
+            .collect();
+        let separator = self.separator.state_estimate();
+        // by_size[k][j]: sets of k members whose last (highest) member is j - 1 (j = 0: empty),
+        // counted; enough to know which members may follow in order.
+        let mut total = 0u64;
+        if self.ordered {
+            // Sets of members after the last one: sets ending at j, times members after j.
+            let mut ending = vec![0u64; n + 1];
+            ending[0] = 1;
+            for size in 0..=self.max_members.min(n as u32) as usize {
+                let mut next = vec![0u64; n + 1];
+                for (last, &count) in ending.iter().enumerate() {
+                    if count == 0 {
+                        continue;
+                    }
+                    total = total.saturating_add(count);
+                    if size as u32 >= self.max_members {
+                        continue;
+                    }
+                    for k in last..n {
+                        let step = member[k].saturating_add(if size == 0 { 0 } else { separator });
+                        total = total.saturating_add(count.saturating_mul(step));
+                        next[k + 1] = next[k + 1].saturating_add(count);
+                    }
+                }
+                ending = next;
+            }
+            return total;
+        }
+        // Unordered: C(n, k) sets of k members, each followed by any of the n - k others; over
+        // the sets, member i comes next after C(n - 1, k) of them.
+        let all: u64 = member.iter().fold(0u64, |sum, &m| sum.saturating_add(m));
+        let mut choose = 1u64; // C(n, k)
+        let mut choose_without = 1u64; // C(n - 1, k)
+        for k in 0..=(self.max_members as usize).min(n) {
+            total = total.saturating_add(choose);
+            if (k as u32) < self.max_members && k < n {
+                let step = all.saturating_add(if k == 0 { 0 } else { separator.saturating_mul((n - k) as u64) });
+                total = total.saturating_add(choose_without.saturating_mul(step));
+            }
+            choose = choose.saturating_mul((n - k) as u64) / (k as u64 + 1);
+            choose_without =
+                if k + 1 < n { choose_without.saturating_mul((n - 1 - k) as u64) / (k as u64 + 1) } else { 0 };
+        }
+        total
     }
 }
 
@@ -455,6 +575,50 @@ impl Emitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A closed object's members in any order (distinct keys, string-like values): the
+    /// estimate is within a factor of two of the states determinisation builds, and near the
+    /// minimal automaton's.
+    #[test]
+    fn any_order_estimates_are_close_from_below() {
+        for (members, length, ordered, max_members) in
+            [(2, 3, false, 2), (3, 8, false, 3), (4, 5, false, 2), (4, 12, true, 4), (5, 4, false, 5), (3, 20, true, 2)]
+        {
+            let spec = AnyOrderMembers {
+                members: (0..members)
+                    .map(|k| {
+                        Re::concat(vec![
+                            Re::literal(format!("\"k{k}\":").as_bytes()),
+                            Re::repeat(Re::byte_range(b'a', b'z'), 0, Some(length)),
+                        ])
+                    })
+                    .collect(),
+                required: (0..members).map(|k| k == 0).collect(),
+                separator: Re::literal(b","),
+                min_members: 1,
+                max_members,
+                ordered,
+            };
+            let re = Re::AnyOrder(Box::new(spec));
+            let (estimate, minimal) = (re.state_estimate(), dfa(&re).state_count() as u64);
+            // Determinisation builds between half and twice the estimate: a limit well below the
+            // estimate is one the build would run into too.
+            let (half, twice) = (estimate as usize / 2, 2 * estimate as usize);
+            assert_eq!(
+                re.determinise(half, 1_000_000).err(),
+                Some(CompileLimit::DfaStates(half)),
+                "{members} {length}"
+            );
+            assert!(re.determinise(twice, 1_000_000).is_ok(), "{members} {length} {ordered}");
+            // Refused at once below the estimate, built at it; near what minimisation keeps.
+            assert_eq!(
+                re.compile(estimate as usize - 1, 1_000_000).err(),
+                Some(CompileLimit::DfaStates(estimate as usize - 1))
+            );
+            assert!(re.compile(twice, 1_000_000).is_ok());
+            assert!(4 * estimate >= minimal, "{members} {length} {ordered}: {estimate} vs {minimal}");
+        }
+    }
 
     fn dfa(re: &Re) -> ByteDfa {
         re.compile(100_000, 1_000_000).unwrap()

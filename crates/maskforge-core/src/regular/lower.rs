@@ -331,6 +331,17 @@ impl<'a> Lowering<'a> {
                 }
                 continue;
             }
+            // Members in any order repeat each value once per set of members before it: as a
+            // minimal automaton, each copy is as small as it gets, and its size is known to
+            // the product's estimate (`Re::state_estimate`).
+            let value = match &value {
+                Re::Dfa(_) | Re::Literal(_) | Re::Empty => value,
+                _ if members.len() > 1 => match self.dfa(&value) {
+                    Ok(dfa) => Re::Dfa(dfa),
+                    Err(d) => return Ok(TypeLang::Unsupported(d)),
+                },
+                _ => value,
+            };
             let member = Re::concat(vec![
                 json::string_literal(name),
                 json::whitespace(),
@@ -597,6 +608,18 @@ impl<'a> Lowering<'a> {
 
     pub(crate) fn determinise(&mut self, re: &Re, pointer: &str) -> Lowered<ByteDfa> {
         let limits = &self.options.limits;
+        let estimate = re.any_order_estimate();
+        if estimate > limits.max_any_order_states as u64 {
+            return Err(Diagnostic::new(
+                DiagnosticCode::ResourceLimit,
+                pointer,
+                format!(
+                    "a closed object's members in any order are estimated at {estimate} automaton states, above \
+                     max_any_order_states ({}): the structured arm reads it",
+                    limits.max_any_order_states
+                ),
+            ));
+        }
         re.compile(limits.max_dfa_states, limits.max_nfa_states).map_err(|limit| {
             let message = match limit {
                 crate::automata::CompileLimit::NfaStates(n) => {

@@ -7,7 +7,7 @@ use super::{ByteDfa, StateId, DEAD};
 impl ByteDfa {
     /// Appends the table: state count, class count and start (u32, little-endian), the 256
     /// byte classes, the transitions row by row (u32), the accepting states as a bit set.
-    pub(crate) fn write_table(&self, out: &mut Vec<u8>) {
+    pub fn write_table(&self, out: &mut Vec<u8>) {
         for value in [self.state_count(), self.class_count, self.start as usize] {
             out.extend_from_slice(&(value as u32).to_le_bytes());
         }
@@ -24,6 +24,20 @@ impl ByteDfa {
     /// Reads a table [`write_table`](Self::write_table) wrote from the front of `input`,
     /// advancing it. A table that breaks an invariant is an error, never an automaton.
     pub(crate) fn read_table(input: &mut &[u8]) -> Result<ByteDfa, String> {
+        let dfa = Self::read_table_shape(input)?;
+        dfa.check_trimmed()?;
+        Ok(dfa)
+    }
+
+    /// [`read_table`](Self::read_table) for a table the crate embeds, which a test keeps equal
+    /// to an automaton built here: every index is checked, not the trimming (a walk of the
+    /// whole graph).
+    pub(crate) fn read_embedded_table(table: &[u8]) -> Result<ByteDfa, String> {
+        Self::read_table_shape(&mut &table[..])
+    }
+
+    /// The table's automaton, every index in range; not yet checked for trimming.
+    fn read_table_shape(input: &mut &[u8]) -> Result<ByteDfa, String> {
         let states = read_u32(input)? as usize;
         let class_count = read_u32(input)? as usize;
         let start = read_u32(input)?;
@@ -43,9 +57,7 @@ impl ByteDfa {
         }
         let bits = take(input, states.div_ceil(8))?;
         let accepting: Vec<bool> = (0..states).map(|s| bits[s / 8] >> (s % 8) & 1 == 1).collect();
-        let dfa = ByteDfa { classes, class_count, transitions, accepting, start };
-        dfa.check_trimmed()?;
-        Ok(dfa)
+        Ok(ByteDfa { classes, class_count, transitions, accepting, start })
     }
 
     /// State 0 is dead (never accepting, every byte stays there); every other state is
