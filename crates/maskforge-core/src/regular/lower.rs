@@ -331,17 +331,6 @@ impl<'a> Lowering<'a> {
                 }
                 continue;
             }
-            // Members in any order repeat each value once per set of members before it: as a
-            // minimal automaton, each copy is as small as it gets, and its size is known to
-            // the product's estimate (`Re::state_estimate`).
-            let value = match &value {
-                Re::Dfa(_) | Re::Literal(_) | Re::Empty => value,
-                _ if members.len() > 1 => match self.dfa(&value) {
-                    Ok(dfa) => Re::Dfa(dfa),
-                    Err(d) => return Ok(TypeLang::Unsupported(d)),
-                },
-                _ => value,
-            };
             let member = Re::concat(vec![
                 json::string_literal(name),
                 json::whitespace(),
