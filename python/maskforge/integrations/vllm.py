@@ -79,7 +79,7 @@ class MaskForgeGrammar(_Grammar):  # type: ignore[misc,valid-type]
             return True
         try:
             self.session.advance_many(self._as_session_tokens(tokens))
-        except (TokenRejectedError, OverflowError):
+        except TokenRejectedError:
             return False
         return True
 
@@ -89,12 +89,8 @@ class MaskForgeGrammar(_Grammar):  # type: ignore[misc,valid-type]
         if self.session.is_finished():
             return []
         mapped = self._as_session_tokens(tokens)
-        try:
-            count = self.session.validate_tokens([t if t >= 0 else self._eos for t in mapped])
-        except OverflowError:
-            count = 0
-        first_bad_eos = next((i for i, t in enumerate(mapped) if t < 0), len(mapped))
-        return list(tokens[: min(count, first_bad_eos)])
+        refused_eos = next((i for i, t in enumerate(mapped) if t < 0), len(mapped))
+        return list(tokens[: self.session.validate_tokens(mapped[:refused_eos])])
 
     def rollback(self, num_tokens: int) -> None:
         """Undoes the last ``num_tokens`` committed tokens."""
