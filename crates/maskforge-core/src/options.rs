@@ -289,16 +289,25 @@ pub(crate) struct CompileIdentity {
 impl CompileIdentity {
     /// The identity as a JSON object, as a program's bytes record it.
     pub(crate) fn to_json(self) -> serde_json::Value {
-        let l = self.limits;
+        // Destructured so that a limit added later cannot be left out of a program's bytes.
+        let SchemaResourceLimits {
+            max_document_bytes,
+            max_resolved_bytes,
+            max_dfa_states,
+            max_nfa_states,
+            max_nesting_depth,
+            max_graph_size,
+            max_any_order_states,
+        } = self.limits;
         serde_json::json!({
             "limits": {
-                "max_document_bytes": l.max_document_bytes,
-                "max_resolved_bytes": l.max_resolved_bytes,
-                "max_dfa_states": l.max_dfa_states,
-                "max_nfa_states": l.max_nfa_states,
-                "max_nesting_depth": l.max_nesting_depth,
-                "max_graph_size": l.max_graph_size,
-                "max_any_order_states": l.max_any_order_states,
+                "max_document_bytes": max_document_bytes,
+                "max_resolved_bytes": max_resolved_bytes,
+                "max_dfa_states": max_dfa_states,
+                "max_nfa_states": max_nfa_states,
+                "max_nesting_depth": max_nesting_depth,
+                "max_graph_size": max_graph_size,
+                "max_any_order_states": max_any_order_states,
             },
             "default_draft": self.default_draft.name(),
             "format_assertion": self.format_assertion,
@@ -336,13 +345,22 @@ impl CompileIdentity {
 
     /// Options that compile as those of this identity did (caches and binding aside).
     pub(crate) fn options(self) -> CompilerOptions {
+        // Destructured so that a field added to the identity cannot be left out here.
+        let CompileIdentity {
+            limits,
+            default_draft,
+            format_assertion,
+            max_json_whitespace,
+            property_order,
+            closed_objects,
+        } = self;
         CompilerOptions {
-            limits: self.limits,
-            default_draft: self.default_draft,
-            format_assertion: self.format_assertion,
-            max_json_whitespace: self.max_json_whitespace,
-            property_order: self.property_order,
-            closed_objects: self.closed_objects,
+            limits,
+            default_draft,
+            format_assertion,
+            max_json_whitespace,
+            property_order,
+            closed_objects,
             ..CompilerOptions::default()
         }
     }
