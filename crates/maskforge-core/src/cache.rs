@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::executable::ExecutableSchema;
 use crate::options::CompileIdentity;
-use crate::vocabulary::{TokenTrie, Vocabulary};
+use crate::vocabulary::TokenTrie;
 
 /// Cache counters, for monitoring and tests. Hits and misses count lookups since the cache was
 /// created ([`Compiler::clear_caches`](crate::Compiler::clear_caches) does not reset them); entries and bytes are its present
@@ -83,10 +83,10 @@ impl TrieCache {
     pub(crate) fn build_class_trie(
         &self,
         vocabulary_uid: u64,
-        vocabulary: &Vocabulary,
+        byte_trie: &TokenTrie,
         classes: &[u8; 256],
     ) -> Arc<TokenTrie> {
-        let trie = Arc::new(TokenTrie::over_classes(vocabulary, classes));
+        let trie = Arc::new(byte_trie.over_classes(classes));
         self.cache.insert_sized((vocabulary_uid, *classes), Arc::clone(&trie), trie.heap_bytes());
         trie
     }
@@ -100,14 +100,9 @@ impl TrieCache {
         self.cache.clear();
     }
 
-    pub(crate) fn class_trie(
-        &self,
-        vocabulary_uid: u64,
-        vocabulary: &Vocabulary,
-        classes: &[u8; 256],
-    ) -> Arc<TokenTrie> {
+    pub(crate) fn class_trie(&self, vocabulary_uid: u64, byte_trie: &TokenTrie, classes: &[u8; 256]) -> Arc<TokenTrie> {
         self.cached_class_trie(vocabulary_uid, classes)
-            .unwrap_or_else(|| self.build_class_trie(vocabulary_uid, vocabulary, classes))
+            .unwrap_or_else(|| self.build_class_trie(vocabulary_uid, byte_trie, classes))
     }
 }
 

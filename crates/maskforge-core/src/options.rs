@@ -141,7 +141,11 @@ pub struct CompilerOptions {
     pub trie_cache_bytes: usize,
     /// How [`SchemaProgram::bind`](crate::SchemaProgram::bind) computes mask rows.
     pub bind_policy: BindPolicy,
-    /// Largest packed row table [`BindPolicy::Adaptive`] builds eagerly, in bytes.
+    /// Largest packed row table [`BindPolicy::Adaptive`] builds eagerly, in bytes (1 MiB by
+    /// default). Each row costs about one walk of the vocabulary's class trie, so the table's
+    /// size is a bound on the bind's time: 1 MiB is 64 rows of a 128k-token vocabulary, a few
+    /// milliseconds. Larger automata bind lazily, a row on a state's first mask (tens of
+    /// microseconds each), rather than stall the bind for every state a generation never visits.
     pub eager_table_bytes: usize,
     /// Bounds on the work one compilation may do.
     pub limits: SchemaResourceLimits,
@@ -171,7 +175,7 @@ impl Default for CompilerOptions {
             executable_cache_bytes: 256 << 20,
             trie_cache_bytes: 256 << 20,
             bind_policy: BindPolicy::Adaptive,
-            eager_table_bytes: 64 << 20,
+            eager_table_bytes: 1 << 20,
             limits: SchemaResourceLimits::default(),
             default_draft: Draft::Draft202012,
             format_assertion: true,
@@ -202,7 +206,7 @@ impl CompilerOptions {
         self
     }
 
-    /// Sets [`eager_table_bytes`](Self::eager_table_bytes) (64 MiB by default).
+    /// Sets [`eager_table_bytes`](Self::eager_table_bytes) (1 MiB by default).
     pub fn with_eager_table_bytes(mut self, bytes: usize) -> Self {
         self.eager_table_bytes = bytes;
         self

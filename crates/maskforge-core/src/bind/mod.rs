@@ -376,7 +376,7 @@ impl BoundInner {
 
 impl RegularMasks {
     fn new(dfa: Arc<ByteDfa>, vocabulary: &CompiledVocabulary, tries: &TrieCache) -> RegularMasks {
-        let trie = tries.class_trie(vocabulary.uid(), vocabulary.vocabulary(), dfa.byte_classes());
+        let trie = tries.class_trie(vocabulary.uid(), vocabulary.byte_trie(), dfa.byte_classes());
         let rows = RowTable::new(dfa.state_count());
         let word_count = vocabulary.mask_word_count();
         RegularMasks { dfa, trie, rows, vocabulary: Arc::clone(vocabulary.vocabulary()), word_count }
@@ -860,8 +860,7 @@ impl StructuredMasks {
             if let Some(hit) = shared.splits.lock().unwrap_or_else(|e| e.into_inner()).get(&state) {
                 return Arc::clone(hit);
             }
-            let trie =
-                shared.trie.get_or_init(|| Arc::new(TokenTrie::over_classes(&self.vocabulary, string.byte_classes())));
+            let trie = shared.trie.get_or_init(|| Arc::new(self.trie.over_classes(string.byte_classes())));
             let split = Arc::new(self.compute_split(trie, TrieSymbols::Classes, string, state).0);
             shared.splits.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Arc::clone(&split));
             return split;
@@ -985,7 +984,7 @@ impl StructuredMasks {
         let trie = match rows.tries.cached_class_trie(rows.vocabulary_uid, classes) {
             Some(trie) => trie,
             None if entry.walked > WALKS_PER_CLASS_TRIE * byte_trie.node_count() as u64 => {
-                rows.tries.build_class_trie(rows.vocabulary_uid, &self.vocabulary, classes)
+                rows.tries.build_class_trie(rows.vocabulary_uid, byte_trie, classes)
             }
             None => return None,
         };

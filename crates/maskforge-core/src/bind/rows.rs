@@ -9,12 +9,13 @@ use crate::automata::StateId;
 #[derive(Debug)]
 pub(crate) struct RowTable {
     cells: Vec<OnceLock<Arc<[u32]>>>,
-    distinct: Mutex<HashSet<Arc<[u32]>>>,
+    /// foldhash: rows are kilobytes each, and SipHash over them cost as much as computing them.
+    distinct: Mutex<HashSet<Arc<[u32]>, foldhash::fast::FixedState>>,
 }
 
 impl RowTable {
     pub(crate) fn new(states: usize) -> Self {
-        RowTable { cells: (0..states).map(|_| OnceLock::new()).collect(), distinct: Mutex::new(HashSet::new()) }
+        RowTable { cells: (0..states).map(|_| OnceLock::new()).collect(), distinct: Mutex::new(HashSet::default()) }
     }
 
     pub(crate) fn get_or_compute(&self, state: StateId, compute: impl FnOnce() -> Vec<u32>) -> &[u32] {
