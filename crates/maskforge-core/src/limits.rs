@@ -26,6 +26,13 @@ pub struct SchemaResourceLimits {
     /// sizes, and building a large one takes seconds. Above it the regular arm declines the
     /// schema and the structured arm reads the object, exactly, with masks computed per step.
     pub max_any_order_states: usize,
+    /// Deterministic states the regular arm may build for one automaton of a schema, before
+    /// minimisation (the nondeterministic automaton it determinises may have ten times as
+    /// many). Determinising costs microseconds per state, so this bounds the time a schema
+    /// spends on the regular arm; above it the arm declines and the structured arm reads the
+    /// schema, exactly, with masks computed per step. `max_dfa_states` and `max_nfa_states`
+    /// still apply when smaller.
+    pub max_regular_states: usize,
 }
 
 impl Default for SchemaResourceLimits {
@@ -38,6 +45,7 @@ impl Default for SchemaResourceLimits {
             max_nesting_depth: 256,
             max_graph_size: 2_000_000,
             max_any_order_states: 20_000,
+            max_regular_states: 50_000,
         }
     }
 }

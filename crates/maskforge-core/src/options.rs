@@ -302,6 +302,7 @@ impl CompileIdentity {
             max_nesting_depth,
             max_graph_size,
             max_any_order_states,
+            max_regular_states,
         } = self.limits;
         serde_json::json!({
             "limits": {
@@ -312,6 +313,7 @@ impl CompileIdentity {
                 "max_nesting_depth": max_nesting_depth,
                 "max_graph_size": max_graph_size,
                 "max_any_order_states": max_any_order_states,
+                "max_regular_states": max_regular_states,
             },
             "default_draft": self.default_draft.name(),
             "format_assertion": self.format_assertion,
@@ -338,6 +340,7 @@ impl CompileIdentity {
                 max_nesting_depth: size("max_nesting_depth")?,
                 max_graph_size: size("max_graph_size")?,
                 max_any_order_states: size("max_any_order_states")?,
+                max_regular_states: size("max_regular_states")?,
             },
             default_draft: Draft::from_name(value.get("default_draft")?.as_str()?)?,
             format_assertion: value.get("format_assertion")?.as_bool()?,

@@ -31,6 +31,11 @@ pub(crate) struct Lowering<'a> {
     memo: HashMap<String, Typed>,
     /// Memo keys of the schemas being lowered, to detect recursion through `$ref`.
     active: Vec<String>,
+    /// A probe builds no automaton (see [`Lowering::probe`]).
+    probing: bool,
+    /// Languages determinised for products, by expression: `oneOf` and `not` take the same
+    /// branch's automaton once per other branch.
+    determinised: foldhash::HashMap<Re, Arc<ByteDfa>>,
 }
 
 fn structured(pointer: &str, keyword: &str, message: impl Into<String>) -> Diagnostic {
@@ -59,7 +64,25 @@ impl LowerSchema for Lowering<'_> {
 
 impl<'a> Lowering<'a> {
     pub(crate) fn new(document: &'a SchemaDocument, options: &'a CompilerOptions) -> Self {
-        Lowering { document, draft: document.draft(), options, memo: HashMap::new(), active: Vec::new() }
+        Lowering {
+            document,
+            draft: document.draft(),
+            options,
+            memo: HashMap::new(),
+            active: Vec::new(),
+            probing: false,
+            determinised: foldhash::HashMap::default(),
+        }
+    }
+
+    /// A lowering that determinises nothing: every product and determinisation stands for a
+    /// non-empty language it does not build. It reaches the keywords the regular arm cannot read
+    /// in the time of a walk over the schema, where the real lowering may first spend seconds
+    /// on automata for the parts before them. Its `RequiresStructuredBackend` is the real one's
+    /// unless a product the probe did not build is empty and so excludes the unreadable part:
+    /// such schemas go to the structured arm, which is exact too.
+    pub(crate) fn probe(document: &'a SchemaDocument, options: &'a CompilerOptions) -> Self {
+        Lowering { probing: true, ..Lowering::new(document, options) }
     }
 
     /// Lowers the root schema, at `pointer`.
@@ -596,6 +619,9 @@ impl<'a> Lowering<'a> {
     }
 
     pub(crate) fn determinise(&mut self, re: &Re, pointer: &str) -> Lowered<ByteDfa> {
+        if self.probing {
+            return Ok(ByteDfa::universe());
+        }
         let limits = &self.options.limits;
         let estimate = re.any_order_estimate();
         if estimate > limits.max_any_order_states as u64 {
@@ -609,12 +635,15 @@ impl<'a> Lowering<'a> {
                 ),
             ));
         }
-        re.compile(limits.max_dfa_states, limits.max_nfa_states).map_err(|limit| {
+        let (max_dfa_states, max_nfa_states) = regular_limits(self.options);
+        re.compile(max_dfa_states, max_nfa_states).map_err(|limit| {
             let message = match limit {
                 crate::automata::CompileLimit::NfaStates(n) => {
-                    format!("the schema expands to more than {n} automaton states")
+                    format!("the schema expands to more than {n} automaton states (max_regular_states): the structured arm reads it")
                 }
-                crate::automata::CompileLimit::DfaStates(n) => format!("the schema's automaton exceeds {n} states"),
+                crate::automata::CompileLimit::DfaStates(n) => {
+                    format!("the schema's automaton exceeds {n} states (max_regular_states): the structured arm reads it")
+                }
             };
             Diagnostic::new(DiagnosticCode::ResourceLimit, pointer, message)
         })
@@ -626,12 +655,22 @@ impl Products for Lowering<'_> {
         match re {
             Re::Dfa(dfa) => Ok(Arc::clone(dfa)),
             Re::Shared(inner) => self.dfa(inner),
-            other => self.determinise(other, "").map(Arc::new),
+            other => {
+                if let Some(dfa) = self.determinised.get(other) {
+                    return Ok(Arc::clone(dfa));
+                }
+                let dfa = Arc::new(self.determinise(other, "")?);
+                self.determinised.insert(other.clone(), Arc::clone(&dfa));
+                Ok(dfa)
+            }
         }
     }
 
     fn product(&mut self, a: &ByteDfa, b: &ByteDfa, op: Op) -> Result<ByteDfa, Diagnostic> {
-        let limit = self.options.limits.max_dfa_states;
+        if self.probing {
+            return Ok(ByteDfa::universe());
+        }
+        let (limit, _) = regular_limits(self.options);
         let result = match op {
             Op::Intersect => a.intersect(b, limit),
             Op::Difference => a.difference(b, limit),
@@ -654,6 +693,15 @@ impl Products for Lowering<'_> {
             JsonType::Array | JsonType::Object => None,
         }
     }
+}
+
+/// The state limits of the regular arm's automata: its budget, under the global limits.
+fn regular_limits(options: &CompilerOptions) -> (usize, usize) {
+    let limits = &options.limits;
+    (
+        limits.max_dfa_states.min(limits.max_regular_states),
+        limits.max_nfa_states.min(limits.max_regular_states.saturating_mul(10)),
+    )
 }
 
 fn value_type(value: &Value) -> JsonType {

@@ -23,6 +23,14 @@ pub fn compile_automaton(document: &SchemaDocument, options: &CompilerOptions) -
 
 /// [`compile_automaton`] on the caller's stack.
 pub(crate) fn compile_on_this_stack(document: &SchemaDocument, options: &CompilerOptions) -> Result<ByteDfa> {
+    // Decide the arm before building anything: a schema with a keyword only the structured
+    // arm reads is refused here, not after its other parts were determinised.
+    let mut probe = lower::Lowering::probe(document, options);
+    if let Err(d) = probe.schema(document.root(), "").and_then(|root| probe.value_language(&root, "")) {
+        if d.code == DiagnosticCode::RequiresStructuredBackend {
+            return Err(d.into());
+        }
+    }
     let mut lowering = lower::Lowering::new(document, options);
     let root = lowering.schema(document.root(), "")?;
     let value = lowering.value_language(&root, "")?;
