@@ -11,9 +11,9 @@ use std::sync::{Arc, OnceLock};
 use super::fixpoints::min_bound;
 use super::unique_domains::MAX_UNIQUE_STRING_DOMAIN;
 use super::{
-    push_alternative, ArrayShape, Contains, Graph, GraphError, ItemsEvaluated, KeyWitness, Node, NodeId, ObjectShape,
-    PatternProperty, PropertiesEvaluated, SyntaxStrings, ANY, FEW_VALUES, MAX_PATTERNS_PER_OBJECT, MAX_SHAPES_PER_NODE,
-    NEVER,
+    push_alternative, ArrayShape, Contains, DistinctObjects, Graph, GraphError, ItemsEvaluated, KeyWitness, Node,
+    NodeId, ObjectShape, PatternProperty, PropertiesEvaluated, SyntaxStrings, ANY, FEW_VALUES, MAX_PATTERNS_PER_OBJECT,
+    MAX_SHAPES_PER_NODE, NEVER,
 };
 use crate::automata::json_escapes::{decoded_strings, json_literal_strings};
 use crate::automata::{json, AutomatonId, ByteDfa, StateId};
@@ -50,6 +50,11 @@ pub(super) type StringProduct = (Arc<ByteDfa>, Arc<ByteDfa>, Arc<ByteDfa>);
 /// Removes from a disjunction of object shapes those another one admits entirely (and exact
 /// repeats), keeping products of complements small. Only plain shapes are compared: no
 /// patterns, `propertyNames` or witnesses, the same evaluations.
+///
+/// Each shape is compared with the shapes kept so far only (the largest ones, usually a few
+/// dozen), not with every other: products of complements reach hundreds of shapes, most of
+/// them inside another. A dropped shape is inside one that was kept when it was dropped, and
+/// that one is inside a shape kept at the end, so the disjunction admits the same objects.
 pub(super) fn drop_subsumed_objects(shapes: &mut Vec<ObjectShape>) {
     if shapes.len() < 2 {
         return;
@@ -71,18 +76,26 @@ pub(super) fn drop_subsumed_objects(shapes: &mut Vec<ObjectShape>) {
             })
             && a.properties.keys().all(|k| b.properties.contains_key(k) || b.other == ANY)
     };
-    let mut keep = vec![true; shapes.len()];
+    // Indices of the shapes kept so far, in their order; of two equal shapes the earlier stays.
+    let mut kept: Vec<usize> = Vec::new();
     for i in 0..shapes.len() {
-        for j in 0..shapes.len() {
-            // Of two equal shapes the later one goes.
-            if i != j && keep[j] && within(&shapes[i], &shapes[j]) && (j < i || !within(&shapes[j], &shapes[i])) {
-                keep[i] = false;
-                break;
-            }
+        if kept.iter().any(|&k| within(&shapes[i], &shapes[k])) {
+            continue;
         }
+        kept.retain(|&k| !within(&shapes[k], &shapes[i]));
+        kept.push(i);
     }
-    let mut flags = keep.into_iter();
-    shapes.retain(|_| flags.next().unwrap_or(true));
+    kept.sort_unstable();
+    let mut next = kept.into_iter().peekable();
+    let mut index = 0;
+    shapes.retain(|_| {
+        let keep = next.peek() == Some(&index);
+        if keep {
+            next.next();
+        }
+        index += 1;
+        keep
+    });
 }
 
 /// The witnesses of a conjunction, without those another one implies: a member outside a
@@ -366,6 +379,7 @@ impl Graph {
         if node.arrays.len() > MAX_SHAPES_PER_NODE {
             return Err(GraphError::TooManyShapes);
         }
+        let mut objects = DistinctObjects::default();
         for p in &x.objects {
             for q in &y.objects {
                 let mut properties = BTreeMap::new();
@@ -421,11 +435,12 @@ impl Graph {
                 };
                 for shape in self.place_witnesses(shape) {
                     if !shape.is_contradictory() {
-                        push_alternative(&mut node.objects, shape);
+                        objects.push(shape);
                     }
                 }
             }
         }
+        node.objects = objects.into_vec();
         drop_subsumed_objects(&mut node.objects);
         if node.objects.len() > MAX_SHAPES_PER_NODE {
             return Err(GraphError::TooManyShapes);

@@ -300,6 +300,40 @@ fn push_alternative<T: PartialEq>(alternatives: &mut Vec<T>, alternative: T) {
     }
 }
 
+/// Object shapes without repeats, as [`push_alternative`] keeps them, but found through a
+/// fingerprint: a product of two disjunctions of a few hundred shapes each would otherwise
+/// compare every new shape with every kept one.
+#[derive(Default)]
+pub(super) struct DistinctObjects {
+    shapes: Vec<ObjectShape>,
+    by_fingerprint: foldhash::HashMap<u64, Vec<usize>>,
+}
+
+impl DistinctObjects {
+    pub(super) fn push(&mut self, shape: ObjectShape) {
+        let DistinctObjects { shapes, by_fingerprint } = self;
+        let same = by_fingerprint.entry(shape.fingerprint()).or_default();
+        if !same.iter().any(|&i| shapes[i] == shape) {
+            same.push(shapes.len());
+            shapes.push(shape);
+        }
+    }
+
+    pub(super) fn into_vec(self) -> Vec<ObjectShape> {
+        self.shapes
+    }
+}
+
+impl ObjectShape {
+    /// A hash of the fields equality compares by value (the others compare by identity), so
+    /// that equal shapes have equal fingerprints.
+    fn fingerprint(&self) -> u64 {
+        use std::hash::BuildHasher;
+        let ObjectShape { properties, order, other, others, required, min, max, .. } = self;
+        foldhash::fast::FixedState::default().hash_one((properties, order, other, others, required, min, max))
+    }
+}
+
 /// Unnamed keys under `patternProperties`, grouped by signature (the set of patterns a key
 /// matches, as a bit set): every key of one signature has the same schema.
 #[derive(Debug, Clone)]
