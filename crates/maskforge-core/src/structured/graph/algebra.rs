@@ -85,17 +85,12 @@ pub(super) fn drop_subsumed_objects(shapes: &mut Vec<ObjectShape>) {
         kept.retain(|&k| !within(&shapes[k], &shapes[i]));
         kept.push(i);
     }
-    kept.sort_unstable();
-    let mut next = kept.into_iter().peekable();
-    let mut index = 0;
-    shapes.retain(|_| {
-        let keep = next.peek() == Some(&index);
-        if keep {
-            next.next();
-        }
-        index += 1;
-        keep
-    });
+    let mut keep = vec![false; shapes.len()];
+    for k in kept {
+        keep[k] = true;
+    }
+    let mut flags = keep.into_iter();
+    shapes.retain(|_| flags.next().unwrap_or(true));
 }
 
 /// The witnesses of a conjunction, without those another one implies: a member outside a
