@@ -5,7 +5,7 @@
 //! Lowering asks for conjunctions and complements, which the finishing loop in `mod.rs` computes
 //! here; satisfiability is `fixpoints`' job, and nothing here reads instances.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use super::fixpoints::min_bound;
@@ -117,16 +117,17 @@ impl Graph {
     /// not n^2.
     pub(super) fn union_all(&mut self, operands: &[NodeId]) -> Result<Node, GraphError> {
         let mut automata: Vec<Arc<ByteDfa>> = Vec::new();
+        let mut seen: HashSet<AutomatonId> = HashSet::new();
         let mut content = Node::default();
         for &op in operands {
-            let other = &self.nodes[op as usize];
-            if let Some(dfa) = &other.strings {
-                if !automata.iter().any(|a| Arc::ptr_eq(a, dfa)) {
-                    automata.push(Arc::clone(dfa));
+            if let Some(dfa) = self.nodes[op as usize].strings.clone() {
+                let dfa = self.canonical(&dfa);
+                if seen.insert(AutomatonId::of(&dfa)) {
+                    automata.push(dfa);
                 }
             }
             // In place: a union of many operands (a long `enum`) stays linear.
-            absorb(&mut content, other)?;
+            absorb(&mut content, &self.nodes[op as usize])?;
         }
         let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
         while automata.len() > 1 {
@@ -141,12 +142,28 @@ impl Graph {
             automata = next;
         }
         content.strings = automata.pop();
+        if let Some(strings) = &content.strings {
+            // Every string is admitted: a syntax's or counted strings add none (and would keep
+            // masks reading them).
+            if Arc::ptr_eq(&self.canonical(strings), &self.any_string) {
+                content.strings = Some(Arc::clone(&self.any_string));
+                content.syntax_strings = None;
+                content.counted_strings = None;
+            }
+        }
         Ok(content)
     }
 
     /// The strings both automata admit, memoised by operand (schemas intersect the same formats
     /// and patterns with each other again and again through `allOf` and `$ref`).
     pub(super) fn intersect_strings(&mut self, p: &Arc<ByteDfa>, q: &Arc<ByteDfa>) -> Result<Arc<ByteDfa>, GraphError> {
+        if Arc::ptr_eq(p, q) || Arc::ptr_eq(q, &self.any_string) {
+            return Ok(Arc::clone(p));
+        }
+        if Arc::ptr_eq(p, &self.any_string) {
+            return Ok(Arc::clone(q));
+        }
+        let (p, q) = (&self.canonical(p), &self.canonical(q));
         if Arc::ptr_eq(p, q) || Arc::ptr_eq(q, &self.any_string) {
             return Ok(Arc::clone(p));
         }
@@ -165,6 +182,23 @@ impl Graph {
         // The operands are kept alive with the result, so their addresses stay unique.
         self.string_products.insert(key, (Arc::clone(p), Arc::clone(q), Arc::clone(&both)));
         Ok(both)
+    }
+
+    /// The one automaton of `dfa`'s language this graph keeps (see `Graph::canonical_strings`).
+    /// Compares whole tables once per address; later calls are a lookup.
+    pub(super) fn canonical(&mut self, dfa: &Arc<ByteDfa>) -> Arc<ByteDfa> {
+        if let Some((_, canonical)) = self.canonical_by_address.get(&AutomatonId::of(dfa)) {
+            return Arc::clone(canonical);
+        }
+        let canonical = match self.canonical_strings.get(dfa) {
+            Some(kept) => Arc::clone(kept),
+            None => {
+                self.canonical_strings.insert(Arc::clone(dfa));
+                Arc::clone(dfa)
+            }
+        };
+        self.canonical_by_address.insert(AutomatonId::of(dfa), (Arc::clone(dfa), Arc::clone(&canonical)));
+        canonical
     }
 
     /// `few ∩ other` without a product automaton when `few` holds a handful of values (a

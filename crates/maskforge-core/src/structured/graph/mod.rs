@@ -12,7 +12,7 @@
 //!
 //! The graph knows nothing of the matcher, of tokens or of masks: they read it, never the
 //! other way round.
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use super::pattern_syntax::is_pattern;
@@ -621,6 +621,13 @@ pub(crate) struct Graph {
     kinds: Option<[NodeId; 6]>,
     /// Intersections of string automata, by operand addresses (operands held alive here).
     string_products: HashMap<(AutomatonId, AutomatonId), StringProduct>,
+    /// One automaton per string language met in products and unions, so that equal languages
+    /// built apart (the same `enum` under several `$ref`s, a union rebuilt per conjunction)
+    /// share an address and so a product cache entry. Minimal automata are numbered
+    /// canonically, so equal tables mean equal languages.
+    canonical_strings: HashSet<Arc<ByteDfa>>,
+    /// Each automaton's canonical one, by address (the automaton held alive here).
+    canonical_by_address: HashMap<AutomatonId, (Arc<ByteDfa>, Arc<ByteDfa>)>,
     /// The values of string automata built from at most [`FEW_VALUES`] literals (`const`,
     /// short `enum`s), by address (the automaton held alive here).
     few_values: HashMap<AutomatonId, (Arc<ByteDfa>, Arc<Vec<String>>)>,
@@ -716,6 +723,8 @@ impl Graph {
             finite_domains: HashMap::new(),
             infinite: Vec::new(),
             string_products: HashMap::new(),
+            canonical_strings: HashSet::from([Arc::clone(&any_string)]),
+            canonical_by_address: HashMap::new(),
             few_values: HashMap::new(),
             key_texts: HashMap::new(),
             ordered,
