@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run --release -p maskforge-core --features tokenizer-processing --example first_mask_cost \
-//!     -- path/to/tokenizer.json SCHEMA.json...
+//!     -- [--max-regular-states N] path/to/tokenizer.json SCHEMA.json...
 //! ```
 
 use std::sync::Arc;
@@ -14,11 +14,17 @@ use std::time::Instant;
 use maskforge_core::{CompiledVocabulary, Compiler, CompilerOptions, TokenizerJsonOptions, Vocabulary};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let tokenizer = args.next().ok_or("usage: first_mask_cost TOKENIZER.json SCHEMA.json...")?;
+    let mut args = std::env::args().skip(1).peekable();
+    let mut options = CompilerOptions::default();
+    // `--max-regular-states N` tries another bound on the regular arm (the arm choice's knob).
+    if args.peek().map(String::as_str) == Some("--max-regular-states") {
+        args.next();
+        options.limits.max_regular_states = args.next().ok_or("--max-regular-states needs a number")?.parse()?;
+    }
+    let tokenizer =
+        args.next().ok_or("usage: first_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMA.json...")?;
     let vocabulary = Vocabulary::from_tokenizer_json_file(&tokenizer, &TokenizerJsonOptions::default())?;
     let vocabulary = CompiledVocabulary::try_from(Arc::new(vocabulary))?;
-    let mut options = CompilerOptions::default();
     options.executable_cache_bytes = 0;
     options.trie_cache_bytes = 0;
     let ms = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
@@ -31,6 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Err(e) => {
                 let code = e.diagnostic().map_or("error".to_owned(), |d| d.code.as_str().to_owned());
                 println!("{path}\t{code}\t-\t-\t{:.2}\t-\t-", ms(started));
+                eprintln!("{path}: {e}");
                 continue;
             }
         };

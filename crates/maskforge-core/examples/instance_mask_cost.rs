@@ -1,0 +1,116 @@
+//! Mask times over real instances: every SchemaStore schema with JSON test instances is
+//! compiled (no caches), and each instance, written compactly, is read token by token (greedy
+//! longest-match tokens, a valid path for an exact engine) timing `write_mask` before every
+//! token and at the end. Prints p50 / p99 / p99.9 / max / mean in µs, per arm and overall, and
+//! the slowest masks with their schema.
+//!
+//! ```sh
+//! cargo run --release -p maskforge-core --features tokenizer-processing --example instance_mask_cost \
+//!     -- [--max-regular-states N] path/to/tokenizer.json path/to/schemastore [NAME]
+//! ```
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use maskforge_core::{CompiledVocabulary, Compiler, CompilerOptions, TokenId, TokenizerJsonOptions, Vocabulary};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1).peekable();
+    let mut options = CompilerOptions::default();
+    if args.peek().map(String::as_str) == Some("--max-regular-states") {
+        args.next();
+        options.limits.max_regular_states = args.next().ok_or("--max-regular-states needs a number")?.parse()?;
+    }
+    let usage = "usage: instance_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMASTORE_DIR [NAME]";
+    let tokenizer = args.next().ok_or(usage)?;
+    let store = args.next().ok_or(usage)?;
+    // Optionally only the schemas whose name contains this text.
+    let only = args.next();
+    let vocabulary = Vocabulary::from_tokenizer_json_file(&tokenizer, &TokenizerJsonOptions::default())?;
+    let by_bytes: HashMap<Vec<u8>, TokenId> =
+        vocabulary.tokens_with_bytes().filter(|(_, b)| !b.is_empty()).map(|(id, b)| (b.to_vec(), id)).collect();
+    let longest = by_bytes.keys().map(Vec::len).max().unwrap_or(1);
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(vocabulary))?;
+    options.executable_cache_bytes = 0;
+    options.trie_cache_bytes = 0;
+
+    let mut times: HashMap<&'static str, Vec<f64>> = HashMap::new();
+    let mut slowest: Vec<(f64, String)> = Vec::new();
+    let tests = Path::new(&store).join("instances_json/test");
+    let mut names: Vec<_> = std::fs::read_dir(&tests)?.filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names {
+        let name = name.to_string_lossy().into_owned();
+        if only.as_ref().is_some_and(|only| !name.contains(only.as_str())) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(Path::new(&store).join("schemas").join(format!("{name}.json"))) else {
+            continue;
+        };
+        let compiler = Compiler::new(options.clone());
+        let Ok(program) = compiler.compile_json_schema(&text) else { continue };
+        let arm: &'static str = if program.executable().backend_name() == "regular" { "regular" } else { "structured" };
+        let bound = program.bind(&vocabulary)?;
+        let mut instances: Vec<_> =
+            std::fs::read_dir(tests.join(&name))?.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        instances.sort();
+        for path in instances.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(path)?) else {
+                continue;
+            };
+            let bytes = serde_json::to_vec(&value)?;
+            let mut session = bound.start_session()?;
+            let mut mask = vec![0u32; bound.mask_word_count()];
+            let mut at: usize = 0;
+            loop {
+                let started = Instant::now();
+                session.write_mask(&mut mask)?;
+                let us = started.elapsed().as_secs_f64() * 1e6;
+                times.entry(arm).or_default().push(us);
+                slowest.push((
+                    us,
+                    format!("{name} ({arm}) after {:?}", String::from_utf8_lossy(&bytes[at.saturating_sub(48)..at])),
+                ));
+                if slowest.len() > 64 {
+                    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+                    slowest.truncate(16);
+                }
+                if at == bytes.len() {
+                    break;
+                }
+                let token = (1..=longest.min(bytes.len() - at)).rev().find_map(|n| by_bytes.get(&bytes[at..at + n]));
+                let Some(&token) = token else { break };
+                let len = vocabulary.vocabulary().token_bytes(token).map_or(0, <[u8]>::len);
+                if !session.is_allowed(token) || session.advance(token).is_err() {
+                    break;
+                }
+                at += len;
+            }
+        }
+    }
+    let mut all: Vec<f64> = times.values().flatten().copied().collect();
+    let mut arms: Vec<_> = times.into_iter().collect();
+    arms.sort_by_key(|(arm, _)| *arm);
+    arms.push(("all", std::mem::take(&mut all)));
+    println!("| arm | masks | p50 | p99 | p99.9 | max | mean (µs) |\n|---|---:|---:|---:|---:|---:|---:|");
+    for (arm, mut t) in arms {
+        t.sort_by(f64::total_cmp);
+        let q = |f: f64| t[((t.len() as f64 * f) as usize).min(t.len() - 1)];
+        let mean = t.iter().sum::<f64>() / t.len() as f64;
+        println!(
+            "| {arm} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {mean:.1} |",
+            t.len(),
+            q(0.5),
+            q(0.99),
+            q(0.999),
+            t[t.len() - 1]
+        );
+    }
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (us, what) in slowest.iter().take(10) {
+        println!("{us:.0} µs\t{what}");
+    }
+    Ok(())
+}
