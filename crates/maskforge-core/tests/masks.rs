@@ -256,6 +256,27 @@ mod real_tokenizers {
             r#"{"type": "object", "properties": {"options": {"type": "object", "properties": {"mode": {"enum": ["on", "off"]}}, "patternProperties": {"^bridge_(start|end)$": {"type": "integer", "minimum": 0}}, "additionalProperties": false, "required": ["bridge_start", "bridge_end"]}}, "required": ["options"]}"#,
             r#"{"options": {"mode": "on", "bridge_end": 200, "bridge_start": 10}}"#,
         ),
+        // `format: "regex"` strings: plain tokens between a pattern's tokens and inside classes
+        // are admitted as one set, the others walked with the pattern reader (groups, classes
+        // with ranges, escapes in both spellings, references, named groups).
+        (
+            r#"{"type": "object", "properties": {"re": {"type": "string", "format": "regex"}, "n": {"type": "integer"}}}"#,
+            r#"{"re": "^[a-z0-9_-]+(\\.[a-z]{2,})*$ and (?:more|less)", "n": 1}"#,
+        ),
+        (
+            r#"{"type": "array", "items": {"type": "string", "format": "regex", "minLength": 3}}"#,
+            r#"["(?<year>\\d{4})-\\k<year>", "[^\\]x-z\u002d]+|\u0041", "(a)(b)\\2 \"q\"", "é.*ü"]"#,
+        ),
+        // Beside every string, the pattern adds nothing; beside a constant, or compared with
+        // other items, it is read with the whole matcher.
+        (
+            r#"{"type": "object", "properties": {"author": {"anyOf": [{"type": "string", "format": "regex"}, {"type": "string"}]}}}"#,
+            r#"{"author": "John (x"}"#,
+        ),
+        (
+            r#"{"type": "array", "items": {"anyOf": [{"type": "string", "format": "regex"}, {"const": "ok("}]}, "uniqueItems": true}"#,
+            r#"["a|b", "ok(", "[x-y]+"]"#,
+        ),
         // Named keys under `required` and `maxProperties` (the key options of a track).
         (
             r#"{"type": "object", "properties": {"name": {"type": "string"}, "nick": {"type": "string"}, "n": {"type": "integer"}}, "required": ["n"], "maxProperties": 2}"#,

@@ -8,6 +8,7 @@
 mod closing;
 mod composite;
 mod named_keys;
+mod pattern_texts;
 mod rows;
 mod value_starts;
 mod walk;
@@ -29,6 +30,7 @@ pub(crate) use composite::CompositeMasks;
 pub(crate) use rows::RowTable;
 
 use closing::{after_key_quote, AfterKeyQuote, FirstQuoteCloses, QuoteTails};
+use pattern_texts::PatternTextSplits;
 use value_starts::ValueStarts;
 use walk::{KeyClosing, WalkState};
 
@@ -148,6 +150,8 @@ struct SharedStringRows {
     /// The tails that may follow a key's closing quote alone (see [`KeyTailMemo`]).
     key_tails: OnceLock<QuoteTails>,
     splits: Mutex<HashMap<StateId, Arc<StringSplit>>>,
+    /// Tokens split for `format: "regex"` strings.
+    pattern_texts: PatternTextSplits,
 }
 
 #[derive(Debug)]
@@ -531,6 +535,16 @@ impl StructuredMasks {
                     }
                     Err(Some(keys)) => {
                         trie_steps += self.finite_key_mask(matcher, &keys, out);
+                        MaskRoute::StringRows
+                    }
+                    Err(None) if matcher.syntax_context().and_then(|s| s.plain_context()).is_some() => {
+                        // In a pattern where plain tokens are taken alike: those are one set, the
+                        // others are walked.
+                        let string = matcher.syntax_context().expect("checked");
+                        let context = string.plain_context().expect("checked");
+                        let split = strings.shared.pattern_texts.get(context, &self.vocabulary, self.word_count);
+                        out.copy_from_slice(&split.plain);
+                        trie_steps += self.walk(&split.rest, WalkState::in_syntax(matcher, string), out);
                         MaskRoute::StringRows
                     }
                     Err(None) => {

@@ -17,7 +17,7 @@ use super::named_keys::{KeyRun, KeyStep};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::mask;
 use crate::numbers::NumberMatcher;
-use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step, ValueOutcome};
+use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step, SyntaxString, ValueOutcome};
 use crate::vocabulary::{Run, TokenId};
 
 /// The matcher a walk state was entered from, and the depth of the trie node it was entered at:
@@ -38,6 +38,13 @@ pub(super) enum WalkState<'a> {
         resume: Option<Resume<'a>>,
         string: Arc<ByteDfa>,
         state: StateId,
+    },
+    /// Inside a string read by a syntax (`format: "regex"`, a host name): its reading alone,
+    /// until the string closes.
+    InSyntax {
+        entry: Arc<Entry>,
+        resume: Option<Resume<'a>>,
+        string: Box<SyntaxString>,
     },
     /// Inside numbers, each track's constraint sets flattened.
     InNumber {
@@ -218,6 +225,14 @@ impl<'a> WalkState<'a> {
         WalkState::InString { entry, resume, string: Arc::clone(string), state }
     }
 
+    /// The walk's start inside `string`, the syntax string the matcher is inside (see
+    /// [`DocumentMatcher::syntax_context`]).
+    pub(super) fn in_syntax(matcher: &DocumentMatcher, string: &SyntaxString) -> WalkState<'a> {
+        let resume = matcher.inner_container().map(|inner| Resume::string(inner, 0));
+        let entry = Arc::new(Entry { matcher: matcher.clone(), depth: 0 });
+        WalkState::InSyntax { entry, resume, string: Box::new(string.clone()) }
+    }
+
     /// True only when [`WalkState::step`] would surely return `None` for `byte`: the walk then
     /// skips the byte's subtree without copying the state.
     pub(super) fn refuses(&self, graph: &Graph, byte: u8) -> bool {
@@ -225,6 +240,7 @@ impl<'a> WalkState<'a> {
             WalkState::Full(matcher) => matcher.refuses(graph, byte),
             // A string that may close here is left to the matcher.
             WalkState::InString { string, state, .. } => string.next(*state, byte) == DEAD,
+            WalkState::InSyntax { .. } => false,
             WalkState::InNumber { number, complete, .. } => {
                 // A byte that ends a number must be one JSON lets follow a value.
                 let follows_value = matches!(byte, b',' | b'}' | b']') || is_ws(byte);
@@ -265,6 +281,20 @@ impl<'a> WalkState<'a> {
                     return Some(WalkState::InString { entry, resume, string, state: next });
                 }
                 // The string closed: the matcher decides whether it may close here.
+                if let Some(Ok(walk)) = resume.map(|r| r.close(graph, slack, &entry, path, byte)) {
+                    return walk;
+                }
+                replay(graph, slack, &entry, path, byte)
+            }
+            WalkState::InSyntax { entry, resume, mut string } => {
+                match string.feed(byte) {
+                    Step::Rejected => return None,
+                    Step::Consumed if !string.is_complete() => {
+                        return Some(WalkState::InSyntax { entry, resume, string })
+                    }
+                    // The string closed: the matcher decides whether it may close here.
+                    _ => {}
+                }
                 if let Some(Ok(walk)) = resume.map(|r| r.close(graph, slack, &entry, path, byte)) {
                     return walk;
                 }
@@ -383,6 +413,11 @@ impl<'a> WalkState<'a> {
             let resume = Some(Resume::string(inner, depth));
             return WalkState::InString { entry, resume, string, state };
         }
+        if let Some(string) = inner.syntax_context() {
+            let string = Box::new(string.clone());
+            let resume = Some(Resume::string(inner, depth));
+            return WalkState::InSyntax { entry, resume, string };
+        }
         if let Some(number) = inner.number_contexts() {
             let resume = Some(Resume::plain(inner, depth));
             return WalkState::InNumber { entry, resume, number, complete: OnceCell::new() };
@@ -408,6 +443,12 @@ impl<'a> WalkState<'a> {
             let resume = resume(&matcher, true);
             let entry = Arc::new(Entry { matcher, depth });
             return WalkState::InString { entry, resume, string, state };
+        }
+        if let Some(string) = matcher.syntax_context() {
+            let string = Box::new(string.clone());
+            let resume = resume(&matcher, true);
+            let entry = Arc::new(Entry { matcher, depth });
+            return WalkState::InSyntax { entry, resume, string };
         }
         if let Some(number) = matcher.number_contexts() {
             let resume = resume(&matcher, false);

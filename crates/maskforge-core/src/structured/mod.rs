@@ -32,9 +32,10 @@ use crate::schema::SchemaDocument;
 
 pub(crate) use graph::{Graph, NodeId};
 pub(crate) use matcher::{
-    closing_offsets, feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, LoneValue, Step, ValueCloses,
-    ValueOutcome,
+    closing_offsets, feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, LoneValue, Step, SyntaxString,
+    ValueCloses, ValueOutcome,
 };
+pub(crate) use pattern_syntax::PlainContext;
 
 /// A compiled structured schema.
 #[derive(Debug)]

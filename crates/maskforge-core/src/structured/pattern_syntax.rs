@@ -139,6 +139,29 @@ impl Default for PatternSyntax {
     }
 }
 
+/// Where a [`PatternSyntax`] takes runs of plain code points alike (see
+/// [`PatternSyntax::plain_context`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PlainContext {
+    /// Between tokens: [`is_plain`] code points.
+    Between,
+    /// Inside a class: [`is_plain`] code points but `-`.
+    InClass,
+}
+
+impl PlainContext {
+    /// Whether `c` is taken alike in this context.
+    pub(crate) fn takes(self, c: char) -> bool {
+        is_plain(c) && (self == PlainContext::Between || c != '-')
+    }
+}
+
+/// A code point that is a literal atom between tokens and stands for itself, unescaped, in a
+/// JSON string: not a pattern syntax character, not `"`, `\\` or a control character.
+fn is_plain(c: char) -> bool {
+    !matches!(c, '\\' | '(' | ')' | '|' | '^' | '$' | '*' | '+' | '?' | '{' | '}' | '[' | ']' | '"' | '\0'..='\u{1f}')
+}
+
 fn is_hex(c: char) -> Option<u32> {
     c.to_digit(16)
 }
@@ -240,6 +263,18 @@ impl PatternSyntax {
                 .pending_ranges()
                 .into_iter()
                 .any(|(lo, hi)| representatives(lo, hi).into_iter().any(|c| self.clone().feed(c)))
+    }
+
+    /// Where the reader takes every run of plain code points alike, whatever else it holds:
+    /// between tokens (or right after `(` or a back reference's digits), every [plain](is_plain)
+    /// code point is a literal atom; inside a class with no range pending, every plain one but
+    /// `-` is a class atom.
+    pub(crate) fn plain_context(&self) -> Option<PlainContext> {
+        match &self.lexer {
+            Lexer::Normal | Lexer::GroupOpen | Lexer::Decimal(_) => Some(PlainContext::Between),
+            Lexer::Class { range: Range::Fresh | Range::After(_), .. } => Some(PlainContext::InClass),
+            _ => None,
+        }
     }
 
     /// Whether the pattern read so far is complete and valid.

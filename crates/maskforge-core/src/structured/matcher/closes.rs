@@ -9,6 +9,7 @@ use super::arrays::ArrayPhase;
 use super::objects::{
     key_allowed, key_use, keys_are_patterns, object_live, unseen_key_completes, KeyOptions, ObjectPhase, ObjectTrack,
 };
+use super::string_readers::SyntaxString;
 use super::{is_ws, DocumentMatcher, Nesting, OpenValue, Step, MAX_INSTANCE_DEPTH};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
@@ -406,6 +407,11 @@ impl InnerContainer {
             return None;
         }
         self.value.walk_string_context(graph, slack)
+    }
+
+    /// See [`DocumentMatcher::syntax_context`].
+    pub(crate) fn syntax_context(&self) -> Option<&SyntaxString> {
+        self.value.syntax_context()
     }
 
     /// See [`DocumentMatcher::number_contexts`].

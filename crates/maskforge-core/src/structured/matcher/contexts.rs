@@ -134,6 +134,25 @@ impl OpenValue {
         }
     }
 
+    /// The syntax string (`format: "regex"`, a host name) this value is inside, when one track
+    /// reads it through containers that only hand it bytes (as for
+    /// [`OpenValue::string_contexts`], with a single track at each level): a mask's walk may
+    /// then carry the string's reading alone until it closes.
+    pub(super) fn syntax_context(&self) -> Option<&SyntaxString> {
+        match self {
+            OpenValue::Syntax(p) if !p.is_complete() => Some(p),
+            OpenValue::Object(o) if o.phase == ObjectPhase::InValue => match &o.tracks[..] {
+                [track] => track.child.as_deref()?.syntax_context(),
+                _ => None,
+            },
+            OpenValue::Array(a) if a.phase == ArrayPhase::InItem => match &a.tracks[..] {
+                [track] if track.seen.is_none() => track.child.as_deref()?.syntax_context(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The string automaton and state a mask's walk may carry alone inside this value: the
     /// unconstrained string when a track reads one (it decides the tokens that stay inside),
     /// else the one string every track reads alike.
@@ -295,6 +314,14 @@ impl DocumentMatcher {
             return None;
         }
         self.value.walk_string_context(graph, slack)
+    }
+
+    /// See [`OpenValue::syntax_context`].
+    pub(crate) fn syntax_context(&self) -> Option<&SyntaxString> {
+        if self.trailing || !self.started {
+            return None;
+        }
+        self.value.syntax_context()
     }
 
     /// See [`OpenValue::number_contexts`]: `None` unless every track is inside a number.

@@ -27,7 +27,8 @@ mod string_readers;
 use arrays::{array_live, ArrayPhase, ArrayTrack, ArrayValue, ItemMode};
 pub(crate) use closes::{FiniteKey, InnerContainer, KeyCloses, LoneValue, ValueCloses, ValueOutcome};
 use objects::{object_live, ObjectPhase, ObjectTrack, ObjectValue};
-use string_readers::{CountedString, SyntaxReader, SyntaxReading, SyntaxString};
+pub(crate) use string_readers::SyntaxString;
+use string_readers::{CountedString, SyntaxReader, SyntaxReading};
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')

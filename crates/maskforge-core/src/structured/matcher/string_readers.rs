@@ -11,7 +11,7 @@ use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::schema::strings::{LengthRange, StringSyntax};
 use crate::structured::graph::Graph;
 use crate::structured::hostname::HostnameReader;
-use crate::structured::pattern_syntax::PatternSyntax;
+use crate::structured::pattern_syntax::{PatternSyntax, PlainContext};
 use crate::structured::string_decoder::{CodePointCounter, DecodeStep, StringDecoder};
 
 /// A string admitted by its length in code points (a bound too large for an automaton), read on
@@ -29,7 +29,7 @@ pub(super) struct CountedString {
 /// text runs through the syntax's reader; the node's other strings, if any, run alongside on
 /// their automaton.
 #[derive(Debug, Clone)]
-pub(super) struct SyntaxString {
+pub(crate) struct SyntaxString {
     /// `None` once the text can no longer be one of the syntax's strings.
     pub(super) reading: Option<SyntaxReading>,
     pub(super) alt: Option<(Arc<ByteDfa>, StateId)>,
@@ -155,12 +155,23 @@ impl CountedString {
 }
 
 impl SyntaxString {
-    pub(super) fn is_complete(&self) -> bool {
+    /// Where a pattern's reading takes runs of plain code points alike (see
+    /// [`PatternSyntax::plain_context`]), with nothing pending in the JSON text and no other
+    /// string automaton alongside; `None` elsewhere.
+    pub(crate) fn plain_context(&self) -> Option<PlainContext> {
+        let reading = self.reading.as_ref().filter(|r| self.alt.is_none() && !r.closed && !r.decoder.has_pending())?;
+        match &reading.reader {
+            SyntaxReader::Pattern(p) => p.plain_context(),
+            SyntaxReader::Hostname(_) => None,
+        }
+    }
+
+    pub(crate) fn is_complete(&self) -> bool {
         self.reading.as_ref().is_some_and(|r| r.closed)
             || self.alt.as_ref().is_some_and(|(dfa, s)| dfa.is_accepting(*s))
     }
 
-    pub(super) fn feed(&mut self, b: u8) -> Step {
+    pub(crate) fn feed(&mut self, b: u8) -> Step {
         let reading = self.reading.as_ref().and_then(|r| r.fed(b));
         let alt = self.alt.as_ref().map(|(dfa, state)| (dfa, dfa.next(*state, b))).filter(|(_, s)| *s != DEAD);
         if reading.is_none() && alt.is_none() {
