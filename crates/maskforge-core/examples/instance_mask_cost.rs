@@ -38,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut times: HashMap<&'static str, Vec<f64>> = HashMap::new();
     let mut slowest: Vec<(f64, String)> = Vec::new();
+    let mut over_a_millisecond: HashMap<String, usize> = HashMap::new();
     let tests = Path::new(&store).join("instances_json/test");
     let mut names: Vec<_> = std::fs::read_dir(&tests)?.filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
     names.sort();
@@ -69,10 +70,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 session.write_mask(&mut mask)?;
                 let us = started.elapsed().as_secs_f64() * 1e6;
                 times.entry(arm).or_default().push(us);
-                slowest.push((
-                    us,
-                    format!("{name} ({arm}) after {:?}", String::from_utf8_lossy(&bytes[at.saturating_sub(48)..at])),
-                ));
+                if us > 1000.0 {
+                    *over_a_millisecond.entry(name.clone()).or_default() += 1;
+                }
+                let cost = session.mask_cost();
+                let before = String::from_utf8_lossy(&bytes[at.saturating_sub(48)..at]);
+                let route = format!("{:?}, {} trie steps", cost.route, cost.trie_steps);
+                slowest.push((us, format!("{name} ({arm}, {route}) after {before:?}")));
                 if slowest.len() > 64 {
                     slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
                     slowest.truncate(16);
@@ -112,5 +116,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (us, what) in slowest.iter().take(10) {
         println!("{us:.0} µs\t{what}");
     }
+    let mut over: Vec<_> = over_a_millisecond.into_iter().collect();
+    over.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    println!("masks above 1 ms, by schema: {over:?}");
     Ok(())
 }
