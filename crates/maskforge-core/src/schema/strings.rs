@@ -188,23 +188,10 @@ pub(crate) fn string_language(
             }
             // Unknown formats are annotations, as the specification says.
             if formats::is_known_format(name) && syntax.is_none() {
-                let key = TextKey::Format(name.clone());
-                parts.push((
-                    key.clone(),
-                    cached_text(key, max_states, pointer, "format", || {
-                        let decoded = formats::format_language(name, max_states)
-                            .expect("a known format has a language")
-                            .map_err(|e| {
-                                (
-                                    DiagnosticCode::ResourceLimit,
-                                    format!("the {} automaton is too large: {:?}", e.format, e.limit),
-                                )
-                            })?;
-                        json_escapes::json_strings_decoding_to(&decoded, max_states).map_err(|_| {
-                            (DiagnosticCode::ResourceLimit, format!("the format automaton exceeds {max_states} states"))
-                        })
-                    })?,
-                ));
+                let dfa = formats::format_text_language(name, max_states)
+                    .expect("a known format has a language")
+                    .map_err(|e| keyword_diag(DiagnosticCode::ResourceLimit, pointer, "format", e.to_string()))?;
+                parts.push((TextKey::Format(name.clone()), dfa));
             }
         }
     }
