@@ -229,6 +229,11 @@ mod real_tokenizers {
             r##"{"$defs": {"n": {"type": "object", "properties": {"v": {"type": "number", "maximum": 1e2}, "kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "required": ["v"]}}, "$ref": "#/$defs/n"}"##,
             "{\n  \"kids\": [{\"v\": -1.5}, {\"v\": 100, \"kids\": []}],\n  \"v\": 0.25\n}",
         ),
+        // A `oneOf` whose branches are told apart by a key only the siblings require.
+        (
+            r#"{"type": "object", "required": ["kind"], "oneOf": [{"properties": {"kind": {"const": "a"}}, "patternProperties": {"^x-": {"type": "string"}}}, {"properties": {"kind": {"const": "b"}}, "patternProperties": {"^x-": {"type": "integer"}}}]}"#,
+            r#"{"x-1": 2, "y": "x-", "kind": "b", "x-2": -3}"#,
+        ),
         // Finitely many keys sharing prefixes: the search for an unseen one.
         (
             r#"{"type": "object", "propertyNames": {"enum": ["alpha", "alpine", "beta"]}, "additionalProperties": {"type": "integer"}}"#,

@@ -514,6 +514,25 @@ fn one_of_is_exact_with_disjoint_and_overlapping_branches() {
 }
 
 #[test]
+fn one_of_branches_are_compared_on_what_their_siblings_admit() {
+    // The branches share objects without `kind` (and would need each other's complement, which
+    // `patternProperties` does not have), but the root requires `kind`, which they fix apart.
+    check(
+        r#"{"type": "object", "required": ["kind"], "oneOf": [
+            {"properties": {"kind": {"const": "a"}}, "patternProperties": {"^x-": {"type": "string"}}},
+            {"properties": {"kind": {"const": "b"}}, "patternProperties": {"^x-": {"type": "integer"}}}]}"#,
+        &[r#"{"kind": "a", "x-1": "s"}"#, r#"{"x-2": 2, "kind": "b"}"#, r#"{"kind": "a", "y": null}"#],
+        &[r#"{"kind": "a", "x-1": 2}"#, r#"{"kind": "b", "x-1": "s"}"#, r#"{"kind": "c"}"#, "{}", r#"{"x-1": "s"}"#],
+    );
+    // Siblings that leave an overlap: objects with both `a` and `b` match both branches.
+    check(
+        r#"{"type": "object", "required": ["a"], "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}"#,
+        &[r#"{"a": 1}"#, r#"{"a": 1, "c": 2}"#],
+        &[r#"{"a": 1, "b": 2}"#, r#"{"b": 1}"#, "{}"],
+    );
+}
+
+#[test]
 fn tagged_unions_without_a_type_compare_their_branches_kind_by_kind() {
     // Branches without `"type": "object"` share every non-object (so oneOf refuses those), but
     // no object: the objects need no complements, however many branches there are.

@@ -308,13 +308,17 @@ impl<'a> Lowering<'a> {
             if let Some(pairs) = self.exclusive_one_of.get(&at) {
                 operands.push(self.exactly_one(&branches, &at, pairs));
             } else {
+                // Only instances the sibling keywords admit reach the `oneOf`: two branches that
+                // share none of those need no complement (a root's `required: ["kind"]` beside
+                // branches that fix `kind` differently but do not require it).
                 let kinds = self.graph.kind_nodes();
                 let mut overlaps = Vec::new();
                 for (i, &a) in branches.iter().enumerate() {
                     for (j, &b) in branches.iter().enumerate().skip(i + 1) {
                         for (kind, &of_kind) in kinds.iter().enumerate() {
                             let overlap = BranchOverlap { first: i, second: j, kind };
-                            overlaps.push((overlap, self.graph.all(vec![a, b, of_kind])));
+                            let both = operands.iter().copied().chain([a, b, of_kind]).collect();
+                            overlaps.push((overlap, self.graph.all(both)));
                         }
                     }
                 }
