@@ -50,16 +50,13 @@ impl RawDfa {
 pub(super) fn merge_equal_columns(raw: RawDfa) -> RawDfa {
     let n = raw.accepting.len();
     let cols = raw.columns;
-    let mut column_index: HashMap<Vec<StateId>, usize> = HashMap::new();
+    let remap = equal_columns(n, cols, |s, row| row.copy_from_slice(raw.row(s)));
+    // Groups are numbered in order of their first column: that column stands for the group.
     let mut kept: Vec<usize> = Vec::new();
-    let mut remap = vec![0usize; cols];
-    for (c, slot) in remap.iter_mut().enumerate() {
-        let column: Vec<StateId> = (0..n).map(|s| raw.transitions[s * cols + c]).collect();
-        let next = kept.len();
-        *slot = *column_index.entry(column).or_insert_with(|| {
+    for (c, &group) in remap.iter().enumerate() {
+        if group as usize == kept.len() {
             kept.push(c);
-            next
-        });
+        }
     }
     if kept.len() == cols {
         return raw;
@@ -363,7 +360,11 @@ pub(super) fn renumber(raw: &RawDfa, blocks: &Blocks) -> ByteDfa {
     }
     let rows: Vec<usize> = order.iter().map(|&b| representative[b as usize]).collect();
     let target = |s: usize, column: usize| new_id[block[raw.row(s)[column] as usize] as usize];
-    let (classes, class_columns) = minimal_classes(raw, |column| rows.iter().map(|&s| target(s, column)).collect());
+    let (classes, class_columns) = minimal_classes(raw, rows.len(), |i, out| {
+        for (column, cell) in out.iter_mut().enumerate() {
+            *cell = target(rows[i], column);
+        }
+    });
     let class_count = class_columns.len();
     let states = rows.len() + 1;
     let mut transitions = vec![DEAD; states * class_count];
@@ -401,25 +402,89 @@ pub(super) fn breadth_first(raw: &RawDfa, block: &[u32], representative: &[usize
     order
 }
 
-/// Byte classes of the minimal table, given each raw column's targets there: bytes whose columns
-/// agree in every state share a class, numbered in order of their first byte. Returns the
-/// byte -> class map and a raw column for each class.
-pub(super) fn minimal_classes(raw: &RawDfa, column_targets: impl Fn(usize) -> Vec<StateId>) -> ([u8; 256], Vec<usize>) {
+/// Byte classes of the minimal table, given each raw column's targets there (`row_targets(i,
+/// out)` writes minimal row `i`'s target in every raw column): bytes whose columns agree in
+/// every state share a class, numbered in order of their first byte. Returns the byte -> class
+/// map and a raw column for each class.
+pub(super) fn minimal_classes(
+    raw: &RawDfa,
+    rows: usize,
+    row_targets: impl FnMut(usize, &mut [StateId]),
+) -> ([u8; 256], Vec<usize>) {
     let ColumnMap::Classes(column_of) = &raw.column_of;
-    let mut class_of_targets: HashMap<Vec<StateId>, u8> = HashMap::new();
-    // Bytes of one raw column always agree: each column is looked up once, at its first byte.
-    let mut class_of_column: Vec<Option<u8>> = vec![None; raw.columns];
+    let group_of_column = equal_columns(rows, raw.columns, row_targets);
+    let mut class_of_group: Vec<Option<u8>> = vec![None; raw.columns];
     let mut class_columns: Vec<usize> = Vec::new();
     let mut classes = [0u8; 256];
     for (b, class) in classes.iter_mut().enumerate() {
         let column = column_of[b] as usize;
-        *class = *class_of_column[column].get_or_insert_with(|| {
-            let next = class_of_targets.len() as u8;
-            *class_of_targets.entry(column_targets(column)).or_insert_with(|| {
-                class_columns.push(column);
-                next
-            })
+        *class = *class_of_group[group_of_column[column] as usize].get_or_insert_with(|| {
+            class_columns.push(column);
+            (class_columns.len() - 1) as u8
         });
     }
     (classes, class_columns)
+}
+
+/// The columns of a table that are equal in every row, as a group per column, groups numbered
+/// in order of their first column. `fill_row(i, out)` writes row `i` (`columns` cells).
+///
+/// The table is read row by row, twice: once for a hash of each column, once to check that
+/// columns with equal hashes are equal. Reading it column by column would miss the cache at
+/// nearly every cell of a large table (rows are up to 1 KiB apart).
+pub(super) fn equal_columns(rows: usize, columns: usize, mut fill_row: impl FnMut(usize, &mut [StateId])) -> Vec<u32> {
+    let mut row = vec![DEAD; columns];
+    let mut hashes = vec![0u64; columns];
+    for i in 0..rows {
+        fill_row(i, &mut row);
+        for (hash, &cell) in hashes.iter_mut().zip(&row) {
+            *hash = (hash.rotate_left(5) ^ u64::from(cell)).wrapping_mul(0x517C_C1B7_2722_0A95);
+        }
+    }
+    // Each column's candidate: the first column with its hash.
+    let mut first_with: HashMap<u64, usize> = HashMap::new();
+    let candidate: Vec<usize> = hashes.iter().enumerate().map(|(c, &h)| *first_with.entry(h).or_insert(c)).collect();
+    let mut collided = false;
+    for i in 0..rows {
+        fill_row(i, &mut row);
+        collided |= candidate.iter().enumerate().any(|(c, &first)| row[c] != row[first]);
+    }
+    if collided {
+        return equal_columns_by_value(rows, columns, fill_row);
+    }
+    let mut group = vec![0u32; columns];
+    let mut groups = 0;
+    for c in 0..columns {
+        if candidate[c] == c {
+            group[c] = groups;
+            groups += 1;
+        } else {
+            group[c] = group[candidate[c]];
+        }
+    }
+    group
+}
+
+/// [`equal_columns`] by comparing whole columns, for tables whose column hashes collide.
+pub(super) fn equal_columns_by_value(
+    rows: usize,
+    columns: usize,
+    mut fill_row: impl FnMut(usize, &mut [StateId]),
+) -> Vec<u32> {
+    let mut by_column = vec![Vec::with_capacity(rows); columns];
+    let mut row = vec![DEAD; columns];
+    for i in 0..rows {
+        fill_row(i, &mut row);
+        for (column, &cell) in by_column.iter_mut().zip(&row) {
+            column.push(cell);
+        }
+    }
+    let mut group_of: HashMap<&[StateId], u32> = HashMap::new();
+    by_column
+        .iter()
+        .map(|column| {
+            let next = group_of.len() as u32;
+            *group_of.entry(column.as_slice()).or_insert(next)
+        })
+        .collect()
 }

@@ -802,6 +802,28 @@ mod tests {
     }
 
     #[test]
+    fn equal_columns_by_hash_match_equal_columns_by_value() {
+        for seed in 1..=500u64 {
+            let mut rng = XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let (rows, columns) = (rng.below(20), 1 + rng.below(40));
+            // Few values and copied columns, so that many columns are equal.
+            let mut table = vec![DEAD; rows * columns];
+            for c in 0..columns {
+                let copy = (c > 0 && rng.below(2) == 1).then(|| rng.below(c));
+                for r in 0..rows {
+                    table[r * columns + c] = match copy {
+                        Some(from) => table[r * columns + from],
+                        None => rng.below(3) as StateId,
+                    };
+                }
+            }
+            let fill = |r: usize, out: &mut [StateId]| out.copy_from_slice(&table[r * columns..(r + 1) * columns]);
+            let by_value = minimise::equal_columns_by_value(rows, columns, fill);
+            assert_eq!(minimise::equal_columns(rows, columns, fill), by_value, "seed {seed}");
+        }
+    }
+
+    #[test]
     fn state_limit_is_reported() {
         let d = dfa(Re::repeat(Re::byte_range(0, 255), 0, Some(50)));
         assert!(d.intersect(&d, 10).is_err());
