@@ -239,6 +239,12 @@ mod real_tokenizers {
             r#"{"type": "object", "propertyNames": {"enum": ["alpha", "alpine", "beta"]}, "additionalProperties": {"type": "integer"}}"#,
             r#"{"alpine": 1, "alpha": 2, "beta": 3}"#,
         ),
+        // The same with keys beyond ASCII: a raw multi-byte character settles the search only
+        // where no seen key goes on with it.
+        (
+            r#"{"type": "object", "propertyNames": {"enum": ["é1", "é2", "ü", "日本", "日"]}, "additionalProperties": {"type": "integer"}}"#,
+            r#"{"é1": 1, "日": 2, "é2": 3, "日本": 4, "ü": 5}"#,
+        ),
         // Two object shapes read side by side (children shared between matcher copies).
         (
             r#"{"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "array"}}}]}"#,

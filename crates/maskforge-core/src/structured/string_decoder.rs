@@ -106,6 +106,16 @@ impl StringDecoder {
         self.pending != Pending::None
     }
 
+    /// The bytes of a raw UTF-8 character begun and not finished (empty when nothing is
+    /// pending); `None` inside an escape. The decoded value then goes on with these bytes.
+    pub(crate) fn raw_pending(&self) -> Option<&[u8]> {
+        match &self.pending {
+            Pending::None => Some(&[]),
+            Pending::Utf8 { bytes, len, .. } => Some(&bytes[..*len as usize]),
+            _ => None,
+        }
+    }
+
     pub(crate) fn feed(&mut self, b: u8) -> DecodeStep {
         let step = match self.pending {
             Pending::None => match b {

@@ -319,17 +319,23 @@ impl FiniteKey<'_> {
     }
 
     /// True only when no token whose bytes go on from `reading` with `b` can be a dead end:
-    /// the automaton refuses `b`, or `b` is a plain character after which no seen key starts
-    /// with the key's text.
+    /// the automaton refuses `b`, or `b` stands for itself in the decoded key (printable ASCII
+    /// other than the quote and the backslash, or raw UTF-8, outside an escape) and no seen key
+    /// goes on with the key's bytes so far and `b`: every key below is then unseen, and the
+    /// automaton alone decides.
     pub(crate) fn settled(&self, reading: &KeyReading, b: u8) -> bool {
         if self.text.next(reading.state, b) == DEAD {
             return true;
         }
-        let plain = (0x20..0x80).contains(&b) && b != b'"' && b != b'\\';
-        plain && !reading.decoder.has_pending() && {
-            let prefix = reading.decoder.value();
-            !self.seen.iter().any(|k| k.strip_prefix(prefix).is_some_and(|rest| rest.as_bytes().first() == Some(&b)))
-        }
+        let literal = ((0x20..0x80).contains(&b) && b != b'"' && b != b'\\') || b >= 0x80;
+        let Some(pending) = reading.decoder.raw_pending().filter(|_| literal) else { return false };
+        let prefix = reading.decoder.value().as_bytes();
+        let at = prefix.len() + pending.len();
+        !self
+            .seen
+            .iter()
+            .map(|k| k.as_bytes())
+            .any(|k| k.len() > at && k.starts_with(prefix) && k[prefix.len()..].starts_with(pending) && k[at] == b)
     }
 
     /// `reading` after `b`, while the key stays open; `None` when it closes or is invalid.
