@@ -245,6 +245,12 @@ mod real_tokenizers {
             r#"{"type": "object", "propertyNames": {"enum": ["é1", "é2", "ü", "日本", "日"]}, "additionalProperties": {"type": "integer"}}"#,
             r#"{"é1": 1, "日": 2, "é2": 3, "日本": 4, "ü": 5}"#,
         ),
+        // String items compared with the items before, whose automaton runs out of completions
+        // (after the closing parenthesis): read as finite keys, multi-byte characters included.
+        (
+            r#"{"type": "object", "properties": {"allow": {"type": "array", "uniqueItems": true, "items": {"type": "string", "pattern": "^(Bash|Read)\\([a-zé]*\\)$"}}}}"#,
+            r#"{"allow": ["Bash(lé)", "Bash(ls)", "Bash(l)", "Read(ls)", "Bash(lés)", "Bash()"]}"#,
+        ),
         // Two object shapes read side by side (children shared between matcher copies).
         (
             r#"{"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "array"}}}]}"#,

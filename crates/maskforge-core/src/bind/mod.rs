@@ -547,6 +547,14 @@ impl StructuredMasks {
                         trie_steps += self.walk(&split.rest, WalkState::in_syntax(matcher, string), out);
                         MaskRoute::StringRows
                     }
+                    Err(None) if matcher.unique_string_items(graph).is_some() => {
+                        // Inside string items compared with the items before: read as finite
+                        // keys are.
+                        let items = matcher.unique_string_items(graph).expect("checked");
+                        let keys: Vec<_> = items.iter().map(|item| item.as_key()).collect();
+                        trie_steps += self.finite_key_mask(matcher, &keys, out);
+                        MaskRoute::StringRows
+                    }
                     Err(None) => {
                         // One pruned walk of the byte trie. The matcher is cloned at each node,
                         // except inside strings, where the string's automaton alone decides until

@@ -3,6 +3,7 @@
 //! containers detached from their surroundings, keys read against finite key sets). The
 //! recogniser never calls this module.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::arrays::ArrayPhase;
@@ -11,10 +12,11 @@ use super::objects::{
 };
 use super::string_readers::SyntaxString;
 use super::{is_ws, DocumentMatcher, Nesting, OpenValue, Step, MAX_INSTANCE_DEPTH};
-use crate::automata::{ByteDfa, StateId, DEAD};
+use crate::automata::{AutomatonId, ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
 use crate::structured::graph::{Graph, NodeId, PrefixRuns, SeenKeys};
 use crate::structured::string_decoder::{DecodeStep, StringDecoder};
+use crate::structured::unique;
 
 /// A member's or item's value read alone, from its container's side of the value's start: the
 /// whitespace before it, then the value on one schema, whose bytes its container only hands on
@@ -353,6 +355,65 @@ impl FiniteKey<'_> {
     }
 }
 
+/// An open string item of an array under `uniqueItems` (see
+/// [`DocumentMatcher::unique_string_items`]): its tokens that stay inside are decided as a
+/// finite key's are, the items before it standing for the keys seen.
+pub(crate) struct UniqueStringItem<'m> {
+    text: &'m Arc<ByteDfa>,
+    state: StateId,
+    decoder: &'m StringDecoder,
+    seen: Vec<String>,
+    unbounded_from: Cow<'m, [bool]>,
+}
+
+impl UniqueStringItem<'_> {
+    pub(crate) fn as_key(&self) -> FiniteKey<'_> {
+        FiniteKey {
+            text: self.text,
+            state: self.state,
+            decoder: self.decoder,
+            seen: &self.seen,
+            unbounded_from: &self.unbounded_from,
+        }
+    }
+}
+
+impl OpenValue {
+    /// See [`DocumentMatcher::unique_string_items`]: false unless every track ends in such an
+    /// item, with nothing above it that compares or probes its text.
+    fn unique_string_items<'m>(&'m self, graph: &'m Graph, out: &mut Vec<UniqueStringItem<'m>>) -> bool {
+        let mut within = |child: Option<&'m Arc<OpenValue>>, probe: Option<&'m Arc<OpenValue>>| {
+            probe.is_none() && child.is_some_and(|c| c.unique_string_items(graph, out))
+        };
+        match self {
+            OpenValue::Object(o) if o.phase == ObjectPhase::InValue => {
+                o.tracks.iter().all(|t| within(t.child.as_ref(), t.probe.as_ref()))
+            }
+            OpenValue::Array(a) if a.phase == ArrayPhase::InItem && !a.keeps_text => {
+                a.tracks.iter().all(|t| within(t.child.as_ref(), t.probe.as_ref()))
+            }
+            OpenValue::Array(a) if a.phase == ArrayPhase::InItem => a.tracks.iter().all(|t| {
+                let (Some(OpenValue::Leaf { dfa, state }), Some(decoder), Some(seen), None) =
+                    (t.child.as_deref(), &t.decoder, &t.seen, &t.probe)
+                else {
+                    return false;
+                };
+                if dfa.is_accepting(*state) {
+                    return false;
+                }
+                let unbounded_from = match graph.unbounded_strings.get(&AutomatonId::of(dfa)) {
+                    Some(unbounded) => Cow::Borrowed(&unbounded.from[..]),
+                    None => Cow::Owned(vec![false; dfa.state_count()]),
+                };
+                let seen = unique::seen_strings(seen);
+                out.push(UniqueStringItem { text: dfa, state: *state, decoder, seen, unbounded_from });
+                true
+            }),
+            _ => false,
+        }
+    }
+}
+
 /// Schemas sorted without repeats: tracks on one schema read alike.
 pub(super) fn schema_set(nodes: impl Iterator<Item = NodeId>) -> Box<[NodeId]> {
     let mut nodes: Vec<NodeId> = nodes.collect();
@@ -680,6 +741,18 @@ impl DocumentMatcher {
             }
         }
         Some(keys)
+    }
+
+    /// When every track is inside a string item of an array under `uniqueItems` (and nothing
+    /// above those arrays compares or probes their text): each such item. Inside it a token
+    /// that stays in the string is admitted when the item's automaton takes it and some
+    /// completion is not an item before, as in a finite key; the closing tokens are replayed.
+    pub(crate) fn unique_string_items<'m>(&'m self, graph: &'m Graph) -> Option<Vec<UniqueStringItem<'m>>> {
+        if self.trailing || !self.started {
+            return None;
+        }
+        let mut items = Vec::new();
+        (self.value.unique_string_items(graph, &mut items) && !items.is_empty()).then_some(items)
     }
 
     /// When the matcher is inside a string that every container hands on to the values reading
