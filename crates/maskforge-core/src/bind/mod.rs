@@ -547,27 +547,31 @@ impl StructuredMasks {
                         trie_steps += self.walk(&split.rest, WalkState::in_syntax(matcher, string), out);
                         MaskRoute::StringRows
                     }
-                    Err(None) if matcher.unique_string_items(graph).is_some() => {
-                        // Inside string items compared with the items before: read as finite
-                        // keys are.
-                        let items = matcher.unique_string_items(graph).expect("checked");
-                        let keys: Vec<_> = items.iter().map(|item| item.as_key()).collect();
-                        trie_steps += self.finite_key_mask(matcher, &keys, out);
-                        MaskRoute::StringRows
-                    }
-                    Err(None) => {
-                        // One pruned walk of the byte trie. The matcher is cloned at each node,
-                        // except inside strings, where the string's automaton alone decides until
-                        // it closes.
-                        out.fill(0);
-                        let closing = KeyClosing {
-                            memo: &strings.key_tails,
-                            tails: strings.shared.key_tails.get_or_init(|| QuoteTails::after_keys(&self.vocabulary)),
-                        };
-                        let start = WalkState::enter_closing(graph, slack, matcher.clone(), Some(closing));
-                        trie_steps += self.walk(trie, start, out);
-                        MaskRoute::TrieWalk
-                    }
+                    Err(None) => match matcher.unique_string_items(graph) {
+                        Some(items) => {
+                            // Inside string items compared with the items before: read as
+                            // finite keys are.
+                            let keys: Vec<_> = items.iter().map(|item| item.as_key()).collect();
+                            trie_steps += self.finite_key_mask(matcher, &keys, out);
+                            MaskRoute::StringRows
+                        }
+                        None => {
+                            // One pruned walk of the byte trie. The matcher is cloned at each
+                            // node, except inside strings, where the string's automaton alone
+                            // decides until it closes.
+                            out.fill(0);
+                            let closing = KeyClosing {
+                                memo: &strings.key_tails,
+                                tails: strings
+                                    .shared
+                                    .key_tails
+                                    .get_or_init(|| QuoteTails::after_keys(&self.vocabulary)),
+                            };
+                            let start = WalkState::enter_closing(graph, slack, matcher.clone(), Some(closing));
+                            trie_steps += self.walk(trie, start, out);
+                            MaskRoute::TrieWalk
+                        }
+                    },
                 };
                 adjust(out);
                 route
