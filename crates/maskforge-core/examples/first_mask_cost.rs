@@ -11,22 +11,15 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use maskforge_core::{CompiledVocabulary, Compiler, CompilerOptions, TokenizerJsonOptions, Vocabulary};
+use maskforge_core::{CompiledVocabulary, Compiler};
+
+mod cost_support;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1).peekable();
-    let mut options = CompilerOptions::default();
-    // `--max-regular-states N` tries another bound on the regular arm (the arm choice's knob).
-    if args.peek().map(String::as_str) == Some("--max-regular-states") {
-        args.next();
-        options.limits.max_regular_states = args.next().ok_or("--max-regular-states needs a number")?.parse()?;
-    }
-    let tokenizer =
-        args.next().ok_or("usage: first_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMA.json...")?;
-    let vocabulary = Vocabulary::from_tokenizer_json_file(&tokenizer, &TokenizerJsonOptions::default())?;
-    let vocabulary = CompiledVocabulary::try_from(Arc::new(vocabulary))?;
-    options.executable_cache_bytes = 0;
-    options.trie_cache_bytes = 0;
+    let options = cost_support::uncached_options(&mut args)?;
+    let usage = "usage: first_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMA.json...";
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(cost_support::vocabulary(&mut args, usage)?))?;
     let ms = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
     for path in args {
         let text = std::fs::read_to_string(&path)?;

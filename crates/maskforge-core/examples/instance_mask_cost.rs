@@ -14,27 +14,22 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use maskforge_core::{CompiledVocabulary, Compiler, CompilerOptions, TokenId, TokenizerJsonOptions, Vocabulary};
+use maskforge_core::{CompiledVocabulary, Compiler, TokenId};
+
+mod cost_support;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1).peekable();
-    let mut options = CompilerOptions::default();
-    if args.peek().map(String::as_str) == Some("--max-regular-states") {
-        args.next();
-        options.limits.max_regular_states = args.next().ok_or("--max-regular-states needs a number")?.parse()?;
-    }
+    let options = cost_support::uncached_options(&mut args)?;
     let usage = "usage: instance_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMASTORE_DIR [NAME]";
-    let tokenizer = args.next().ok_or(usage)?;
+    let vocabulary = cost_support::vocabulary(&mut args, usage)?;
     let store = args.next().ok_or(usage)?;
     // Optionally only the schemas whose name contains this text.
     let only = args.next();
-    let vocabulary = Vocabulary::from_tokenizer_json_file(&tokenizer, &TokenizerJsonOptions::default())?;
     let by_bytes: HashMap<Vec<u8>, TokenId> =
         vocabulary.tokens_with_bytes().filter(|(_, b)| !b.is_empty()).map(|(id, b)| (b.to_vec(), id)).collect();
     let longest = by_bytes.keys().map(Vec::len).max().unwrap_or(1);
     let vocabulary = CompiledVocabulary::try_from(Arc::new(vocabulary))?;
-    options.executable_cache_bytes = 0;
-    options.trie_cache_bytes = 0;
 
     let mut times: HashMap<&'static str, Vec<f64>> = HashMap::new();
     let mut slowest: Vec<(f64, String)> = Vec::new();
@@ -77,10 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let before = String::from_utf8_lossy(&bytes[at.saturating_sub(48)..at]);
                 let route = format!("{:?}, {} trie steps", cost.route, cost.trie_steps);
                 slowest.push((us, format!("{name} ({arm}, {route}) after {before:?}")));
-                if slowest.len() > 64 {
-                    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-                    slowest.truncate(16);
-                }
+                cost_support::keep_slowest(&mut slowest);
                 if at == bytes.len() {
                     break;
                 }
@@ -94,28 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    let mut all: Vec<f64> = times.values().flatten().copied().collect();
-    let mut arms: Vec<_> = times.into_iter().collect();
-    arms.sort_by_key(|(arm, _)| *arm);
-    arms.push(("all", std::mem::take(&mut all)));
-    println!("| arm | masks | p50 | p99 | p99.9 | max | mean (µs) |\n|---|---:|---:|---:|---:|---:|---:|");
-    for (arm, mut t) in arms {
-        t.sort_by(f64::total_cmp);
-        let q = |f: f64| t[((t.len() as f64 * f) as usize).min(t.len() - 1)];
-        let mean = t.iter().sum::<f64>() / t.len() as f64;
-        println!(
-            "| {arm} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {mean:.1} |",
-            t.len(),
-            q(0.5),
-            q(0.99),
-            q(0.999),
-            t[t.len() - 1]
-        );
-    }
-    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for (us, what) in slowest.iter().take(10) {
-        println!("{us:.0} µs\t{what}");
-    }
+    cost_support::print_times(times, slowest);
     let mut over: Vec<_> = over_a_millisecond.into_iter().collect();
     over.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     println!("masks above 1 ms, by schema: {over:?}");

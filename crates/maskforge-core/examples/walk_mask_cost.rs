@@ -15,24 +15,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use maskforge_core::mask::allowed_ids;
-use maskforge_core::{CompiledVocabulary, Compiler, CompilerOptions, TokenizerJsonOptions, Vocabulary};
+use maskforge_core::{CompiledVocabulary, Compiler};
+
+mod cost_support;
 
 const WALKS: u64 = 3;
 const MAX_STEPS: usize = 256;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1).peekable();
-    let mut options = CompilerOptions::default();
-    if args.peek().map(String::as_str) == Some("--max-regular-states") {
-        args.next();
-        options.limits.max_regular_states = args.next().ok_or("--max-regular-states needs a number")?.parse()?;
-    }
-    let tokenizer =
-        args.next().ok_or("usage: walk_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMA.json...")?;
-    let vocabulary = Vocabulary::from_tokenizer_json_file(&tokenizer, &TokenizerJsonOptions::default())?;
-    let vocabulary = CompiledVocabulary::try_from(Arc::new(vocabulary))?;
-    options.executable_cache_bytes = 0;
-    options.trie_cache_bytes = 0;
+    let options = cost_support::uncached_options(&mut args)?;
+    let usage = "usage: walk_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMA.json...";
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(cost_support::vocabulary(&mut args, usage)?))?;
 
     let mut times: HashMap<&'static str, Vec<f64>> = HashMap::new();
     let mut slowest: Vec<(f64, String)> = Vec::new();
@@ -53,10 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let us = started.elapsed().as_secs_f64() * 1e6;
                 times.entry(arm).or_default().push(us);
                 slowest.push((us, format!("{path} ({arm}) walk {walk} step {step}")));
-                if slowest.len() > 64 {
-                    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-                    slowest.truncate(16);
-                }
+                cost_support::keep_slowest(&mut slowest);
                 let allowed = allowed_ids(&mask);
                 if allowed.is_empty() || (eos.iter().any(|e| allowed.contains(e)) && random.next() % 8 == 0) {
                     break;
@@ -69,31 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    let mut arms: Vec<_> = times.into_iter().collect();
-    arms.sort_by_key(|(arm, _)| *arm);
-    let all: Vec<f64> = arms.iter().flat_map(|(_, t)| t.iter().copied()).collect();
-    arms.push(("all", all));
-    println!("| arm | masks | p50 | p99 | p99.9 | max | mean (µs) |\n|---|---:|---:|---:|---:|---:|---:|");
-    for (arm, mut t) in arms {
-        if t.is_empty() {
-            continue;
-        }
-        t.sort_by(f64::total_cmp);
-        let q = |f: f64| t[((t.len() as f64 * f) as usize).min(t.len() - 1)];
-        let mean = t.iter().sum::<f64>() / t.len() as f64;
-        println!(
-            "| {arm} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {mean:.1} |",
-            t.len(),
-            q(0.5),
-            q(0.99),
-            q(0.999),
-            t[t.len() - 1]
-        );
-    }
-    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for (us, what) in slowest.iter().take(10) {
-        println!("{us:.0} µs\t{what}");
-    }
+    cost_support::print_times(times, slowest);
     Ok(())
 }
 
