@@ -3,7 +3,6 @@
 //! containers detached from their surroundings, keys read against finite key sets). The
 //! recogniser never calls this module.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::arrays::ArrayPhase;
@@ -303,7 +302,8 @@ pub(crate) struct FiniteKey<'m> {
     pub(crate) state: StateId,
     pub(super) decoder: &'m StringDecoder,
     pub(super) seen: &'m [String],
-    pub(super) unbounded_from: &'m [bool],
+    /// By state, whether infinitely many keys complete it (`None`: known for no state).
+    pub(super) unbounded_from: Option<&'m [bool]>,
 }
 
 /// A step of the walk along the seen keys' spellings (see [`FiniteKey`]): the automaton state
@@ -350,7 +350,7 @@ impl FiniteKey<'_> {
 
     /// Whether the key read so far (`reading`) completes to an allowed key not seen yet.
     pub(crate) fn live(&self, reading: &KeyReading) -> bool {
-        self.unbounded_from[reading.state as usize]
+        self.unbounded_from.is_some_and(|u| u[reading.state as usize])
             || unseen_key_completes(self.text, reading.state, &reading.decoder, self.seen)
     }
 }
@@ -363,7 +363,7 @@ pub(crate) struct UniqueStringItem<'m> {
     state: StateId,
     decoder: &'m StringDecoder,
     seen: Vec<String>,
-    unbounded_from: Cow<'m, [bool]>,
+    unbounded_from: Option<&'m [bool]>,
 }
 
 impl UniqueStringItem<'_> {
@@ -373,7 +373,7 @@ impl UniqueStringItem<'_> {
             state: self.state,
             decoder: self.decoder,
             seen: &self.seen,
-            unbounded_from: &self.unbounded_from,
+            unbounded_from: self.unbounded_from,
         }
     }
 }
@@ -401,10 +401,7 @@ impl OpenValue {
                 if dfa.is_accepting(*state) {
                     return false;
                 }
-                let unbounded_from = match graph.unbounded_strings.get(&AutomatonId::of(dfa)) {
-                    Some(unbounded) => Cow::Borrowed(&unbounded.from[..]),
-                    None => Cow::Owned(vec![false; dfa.state_count()]),
-                };
+                let unbounded_from = graph.unbounded_strings.get(&AutomatonId::of(dfa)).map(|u| &u.from[..]);
                 let seen = unique::seen_strings(seen);
                 out.push(UniqueStringItem { text: dfa, state: *state, decoder, seen, unbounded_from });
                 true
@@ -735,7 +732,7 @@ impl DocumentMatcher {
                         state: track.allowed_key,
                         decoder: &object.key,
                         seen: &track.seen,
-                        unbounded_from: &patterns.unbounded_from,
+                        unbounded_from: Some(&patterns.unbounded_from),
                     });
                 }
             }
