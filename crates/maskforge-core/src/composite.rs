@@ -185,7 +185,7 @@ impl CompositeProgram {
             }
             Cursor::Hole { hole, matcher, resume } => {
                 let graph = &self.holes[*hole].program.graph;
-                if matcher.is_accepting(graph) {
+                if matcher.is_accepting() {
                     let mut after = self.enter(*resume);
                     if self.feed(&mut after, b) {
                         *cursor = after;
@@ -211,8 +211,8 @@ impl CompositeProgram {
                 *cursor = self.enter(next);
                 true
             }
-            Cursor::Hole { hole, matcher, resume } => {
-                if !matcher.is_accepting(&self.holes[*hole].program.graph) {
+            Cursor::Hole { matcher, resume, .. } => {
+                if !matcher.is_accepting() {
                     return false;
                 }
                 let mut after = self.enter(*resume);
@@ -233,9 +233,7 @@ impl CompositeProgram {
     pub(crate) fn is_accepting(&self, cursor: &Cursor) -> bool {
         match cursor {
             Cursor::Outer(state) => self.dfa.is_accepting(*state),
-            Cursor::Hole { hole, matcher, resume } => {
-                matcher.is_accepting(&self.holes[*hole].program.graph) && self.is_accepting(&self.enter(*resume))
-            }
+            Cursor::Hole { matcher, resume, .. } => matcher.is_accepting() && self.is_accepting(&self.enter(*resume)),
         }
     }
 

@@ -342,7 +342,7 @@ impl Matcher<'_> {
     pub fn is_accepting(&self) -> bool {
         match &self.inner {
             MatcherInner::Regular { dfa, state } => *state != DEAD && dfa.is_accepting(*state),
-            MatcherInner::Structured { program, matcher, dead } => !*dead && matcher.is_accepting(&program.graph),
+            MatcherInner::Structured { matcher, dead, .. } => !*dead && matcher.is_accepting(),
             MatcherInner::Composite { program, cursor } => cursor.as_ref().is_some_and(|at| program.is_accepting(at)),
         }
     }

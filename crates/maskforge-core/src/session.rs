@@ -707,7 +707,7 @@ impl Position {
     fn is_accepting(&self) -> bool {
         match self {
             Position::Regular { masks, state } => masks.dfa.is_accepting(*state),
-            Position::Structured { masks, matcher } => matcher.is_accepting(&masks.program.graph),
+            Position::Structured { matcher, .. } => matcher.is_accepting(),
             Position::Composite { masks, cursor } => masks.program.is_accepting(cursor),
         }
     }

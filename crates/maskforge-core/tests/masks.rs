@@ -313,6 +313,59 @@ mod real_tokenizers {
         }
     }
 
+    /// Strings with a length bound too large for an automaton among a pattern's or format's
+    /// strings: the counter runs beside the automaton. Each instance comes within a token's
+    /// length of the bound, where the length is checked token by token, and each schema
+    /// refuses a string one code point longer.
+    #[test]
+    fn counted_strings_among_patterns_equal_reference_masks() {
+        let words: Vec<String> = (0..29).map(|i| format!("w{}", "é".repeat(i % 7 + 2))).collect();
+        let words = words.join(" ");
+        // `words`, then a 30th word of `\u0041` and b's, `length` code points in all.
+        let sentence = |length: usize| {
+            let b = length - words.chars().count() - 2;
+            format!(r#"{{"s": "{words} \u0041{}"}}"#, "b".repeat(b))
+        };
+        let letters = |n: usize| "loremipsumdolorsitamet".chars().cycle().take(n).collect::<String>();
+        // (schema, instance, one too long, a prefix already too long to complete)
+        let cases: Vec<(&str, String, String, String)> = vec![
+            // Up to 30 words in at most 300 characters.
+            (
+                r#"{"type": "object", "properties": {"s": {"type": "string", "pattern": "^(?:\\S+\\s+){0,29}\\S+$", "maxLength": 300}}}"#,
+                sentence(299),
+                sentence(301),
+                sentence(301).trim_end_matches("\"}").to_string(),
+            ),
+            // A format beside another string, and a minimum the automaton takes.
+            (
+                r#"{"type": "array", "items": {"anyOf": [{"type": "string", "format": "email", "minLength": 5, "maxLength": 270}, {"const": "none"}]}}"#,
+                format!(r#"["none", "a@b.c", "{}@example.com"]"#, "x".repeat(270 - 12)),
+                format!(r#"["{}@example.com"]"#, "x".repeat(270 - 11)),
+                format!(r#"["{}"#, "x".repeat(269)),
+            ),
+            // The bound and the pattern from two schemas; the pattern needs 5 more code points
+            // after any letter.
+            (
+                r#"{"allOf": [{"type": "string", "maxLength": 400}, {"pattern": "^[a-z]+[0-9]{5}(-y)?$"}]}"#,
+                format!(r#""{}12345-y""#, letters(393)),
+                format!(r#""{}12345-y""#, letters(394)),
+                format!(r#""{}"#, letters(396)),
+            ),
+        ];
+        for name in ["gpt2.tokenizer.json", "mistral-v3.tokenizer.json"] {
+            let vocabulary = load(name);
+            for (schema, text, too_long, dead) in &cases {
+                let bound = bind(schema, &vocabulary, BindPolicy::Adaptive);
+                assert_eq!(bound.executable().backend_name(), "structured");
+                assert!(walk_and_compare(&bound, text.as_bytes()) > 0, "{schema}");
+                assert!(bound.executable().accepts(text.as_bytes()), "{text}");
+                assert!(!bound.executable().accepts(too_long.as_bytes()), "{too_long}");
+                let live = |prefix: &str| bound.executable().start_matcher().feed(prefix.as_bytes());
+                assert!(live(&dead[..dead.len() - 1]) && !live(dead), "{dead}");
+            }
+        }
+    }
+
     #[test]
     fn fast_masks_equal_reference_masks_on_gpt2_and_mistral() {
         for name in ["gpt2.tokenizer.json", "mistral-v3.tokenizer.json"] {

@@ -994,10 +994,30 @@ fn long_length_bounds_are_counted_in_code_points() {
         &[r#"{"s":"a"}"#, r#"{"s":"bb"}"#, r#"{"s":1}"#],
         &[r#"{"s":"c"}"#],
     );
+    // Counted among a pattern's strings, from one schema object or two, a minimum beside.
     for schema in [
-        r#"{"type": "string", "maxLength": 1000, "pattern": "^a"}"#,
+        r#"{"type": "string", "maxLength": 1000, "minLength": 2, "pattern": "^a"}"#,
+        r#"{"allOf": [{"type": "string", "maxLength": 1000}, {"type": "string", "pattern": "^a", "minLength": 2}]}"#,
+    ] {
+        check(
+            schema,
+            &[&text("a", 1000), "\"ab\"", &format!("\"a{}\"", "😀".repeat(999))],
+            &[&text("a", 1001), "\"a\"", "\"ba\""],
+        );
+        assert!(live(schema, format!("\"{}", "a".repeat(1000))));
+        assert!(!live(schema, format!("\"{}", "a".repeat(1001))));
+    }
+    // A pattern that needs three more code points after each `a`.
+    let tail = r#"{"type": "string", "maxLength": 300, "pattern": "^a+bcd$"}"#;
+    assert!(live(tail, format!("\"{}", "a".repeat(297))));
+    assert!(!live(tail, format!("\"{}", "a".repeat(298))));
+    // `\u00` may still spell the `b`; one `a` more and it counts one too many.
+    assert!(live(tail, format!("\"{}\\u00", "a".repeat(297))));
+    assert!(!live(tail, format!("\"{}\\u00", "a".repeat(298))), "an escape in progress already counts");
+    for schema in [
+        r#"{"type": "string", "minLength": 1000, "pattern": "^a"}"#,
         r#"{"anyOf": [{"type": "string", "maxLength": 300}, {"type": "string", "minLength": 500}]}"#,
-        r#"{"allOf": [{"type": "string", "maxLength": 300}, {"type": "string", "pattern": "^a"}]}"#,
+        r#"{"anyOf": [{"type": "string", "maxLength": 300, "pattern": "^a"}, {"type": "string", "maxLength": 300, "pattern": "^b"}]}"#,
     ] {
         match Compiler::without_cache().compile_json_schema(schema) {
             Err(Error::Schema(d)) => assert_eq!(d.code, DiagnosticCode::ResourceLimit, "{schema}"),

@@ -187,7 +187,7 @@ impl CompositeMasks {
                     let past_end = |out: &mut [u32]| {
                         for group in self.past_end(*resume, mode, depth).iter() {
                             let mut closed = matcher.clone();
-                            let ends = closed.feed_all(graph, &group.closing) && closed.is_accepting(graph);
+                            let ends = closed.feed_all(graph, &group.closing) && closed.is_accepting();
                             for &id in &group.admitted {
                                 mask::set_bit_to(out, id, ends);
                             }

@@ -517,7 +517,7 @@ impl StructuredMasks {
                 adjust(out);
                 if forgotten.is_some() {
                     // Inside a string the matcher does not accept: the mask holds no EOS bit.
-                    debug_assert!(!matcher.is_accepting(graph));
+                    debug_assert!(!matcher.is_accepting());
                     memo.keep_mask(out);
                 }
                 MaskRoute::StringRows
@@ -577,7 +577,7 @@ impl StructuredMasks {
                 route
             }
         };
-        if matcher.is_accepting(graph) {
+        if matcher.is_accepting() {
             self.set_eos(out);
         }
         MaskCost { route, trie_steps }

@@ -17,7 +17,9 @@ use super::named_keys::{KeyRun, KeyStep};
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::mask;
 use crate::numbers::NumberMatcher;
-use crate::structured::{feed_number, DocumentMatcher, Graph, InnerContainer, Step, SyntaxString, ValueOutcome};
+use crate::structured::{
+    feed_number, CountedString, DocumentMatcher, Graph, InnerContainer, Step, SyntaxString, ValueOutcome,
+};
 use crate::vocabulary::{Run, TokenId};
 
 /// The matcher a walk state was entered from, and the depth of the trie node it was entered at:
@@ -45,6 +47,13 @@ pub(super) enum WalkState<'a> {
         entry: Arc<Entry>,
         resume: Option<Resume<'a>>,
         string: Box<SyntaxString>,
+    },
+    /// Inside a counted string whose automaton does not decide alone (near the length bound,
+    /// or beside other strings): its reading with the counter, until the string closes.
+    InCounted {
+        entry: Arc<Entry>,
+        resume: Option<Resume<'a>>,
+        string: Box<CountedString>,
     },
     /// Inside numbers, each track's constraint sets flattened.
     InNumber {
@@ -240,7 +249,7 @@ impl<'a> WalkState<'a> {
             WalkState::Full(matcher) => matcher.refuses(graph, byte),
             // A string that may close here is left to the matcher.
             WalkState::InString { string, state, .. } => string.next(*state, byte) == DEAD,
-            WalkState::InSyntax { .. } => false,
+            WalkState::InSyntax { .. } | WalkState::InCounted { .. } => false,
             WalkState::InNumber { number, complete, .. } => {
                 // A byte that ends a number must be one JSON lets follow a value.
                 let follows_value = matches!(byte, b',' | b'}' | b']') || is_ws(byte);
@@ -291,6 +300,20 @@ impl<'a> WalkState<'a> {
                     Step::Rejected => return None,
                     Step::Consumed if !string.is_complete() => {
                         return Some(WalkState::InSyntax { entry, resume, string })
+                    }
+                    // The string closed: the matcher decides whether it may close here.
+                    _ => {}
+                }
+                if let Some(Ok(walk)) = resume.map(|r| r.close(graph, slack, &entry, path, byte)) {
+                    return walk;
+                }
+                replay(graph, slack, &entry, path, byte)
+            }
+            WalkState::InCounted { entry, resume, mut string } => {
+                match string.feed(byte) {
+                    Step::Rejected => return None,
+                    Step::Consumed if !string.is_complete() => {
+                        return Some(WalkState::InCounted { entry, resume, string })
                     }
                     // The string closed: the matcher decides whether it may close here.
                     _ => {}
@@ -418,6 +441,11 @@ impl<'a> WalkState<'a> {
             let resume = Some(Resume::string(inner, depth));
             return WalkState::InSyntax { entry, resume, string };
         }
+        if let Some(string) = inner.counted_context() {
+            let string = Box::new(string.clone());
+            let resume = Some(Resume::string(inner, depth));
+            return WalkState::InCounted { entry, resume, string };
+        }
         if let Some(number) = inner.number_contexts() {
             let resume = Some(Resume::plain(inner, depth));
             return WalkState::InNumber { entry, resume, number, complete: OnceCell::new() };
@@ -449,6 +477,12 @@ impl<'a> WalkState<'a> {
             let resume = resume(&matcher, true);
             let entry = Arc::new(Entry { matcher, depth });
             return WalkState::InSyntax { entry, resume, string };
+        }
+        if let Some(string) = matcher.counted_context() {
+            let string = Box::new(string.clone());
+            let resume = resume(&matcher, true);
+            let entry = Arc::new(Entry { matcher, depth });
+            return WalkState::InCounted { entry, resume, string };
         }
         if let Some(number) = matcher.number_contexts() {
             let resume = resume(&matcher, false);

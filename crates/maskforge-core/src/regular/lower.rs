@@ -239,7 +239,7 @@ impl<'a> Lowering<'a> {
             Ok(StringLanguage::Any) => TypeLang::Any,
             Ok(StringLanguage::Texts(dfa)) if dfa.is_empty_language() => TypeLang::Excluded,
             Ok(StringLanguage::Texts(dfa)) => TypeLang::Lang(Re::Dfa(dfa)),
-            Ok(StringLanguage::Counted(_)) => TypeLang::Unsupported(structured(
+            Ok(StringLanguage::Counted { .. }) => TypeLang::Unsupported(structured(
                 pointer,
                 "maxLength",
                 format!("string length bounds above {MAX_LENGTH_BOUND} are counted by the structured backend"),

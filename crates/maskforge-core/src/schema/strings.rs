@@ -59,9 +59,10 @@ pub(crate) enum StringLanguage {
     Any,
     /// The JSON texts (quotes included, every spelling) of the admitted strings.
     Texts(Arc<ByteDfa>),
-    /// Every string whose length is in the range, when a bound is too large to unroll into an
-    /// automaton: the structured arm counts code points instead.
-    Counted(LengthRange),
+    /// Every string whose length is in the range, among the strings of `within` when it is set
+    /// (a pattern or format), when a bound is too large to unroll into an automaton: the
+    /// structured arm counts code points beside the automaton instead.
+    Counted { range: LengthRange, within: Option<Arc<ByteDfa>> },
     /// Every string of a syntax with at least `min_length` code points (`format: "regex"`,
     /// `"hostname"` or `"idn-hostname"` asserted): languages the structured arm reads with a
     /// reader of their own.
@@ -134,8 +135,7 @@ pub(crate) fn string_language(
     let mut parts: Vec<(TextKey, Arc<ByteDfa>)> = Vec::new();
     let min = count(map, pointer, "minLength", draft)?;
     let max = count(map, pointer, "maxLength", draft)?;
-    // Bounds too large to unroll are counted, which is exact only on its own (no other string
-    // keyword narrowing the language); the check comes after the pattern and format parts.
+    // Bounds too large to unroll are counted beside the automaton of the other keywords.
     let mut counted = None;
     if min.is_some() || max.is_some() {
         let min = min.unwrap_or(0);
@@ -226,40 +226,65 @@ pub(crate) fn string_language(
         }
     }
     if let Some((keyword, range)) = counted {
-        if !parts.is_empty() {
+        if parts.is_empty() {
+            return Ok(StringLanguage::Counted { range, within: None });
+        }
+        // The counter answers "can the string still close within the maximum" from a table of
+        // the automaton; a minimum must then be the automaton's own.
+        if range.min > MAX_LENGTH_BOUND {
             return Err(keyword_diag(
                 DiagnosticCode::ResourceLimit,
                 pointer,
                 keyword,
-                format!(
-                    "string length bounds above {MAX_LENGTH_BOUND} together with pattern or format are not supported yet"
-                ),
+                format!("a minLength above {MAX_LENGTH_BOUND} together with pattern or format is not supported yet"),
             ));
         }
-        return Ok(StringLanguage::Counted(range));
-    }
-    let language = match parts.len() {
-        0 => return Ok(StringLanguage::Any),
-        1 => parts.pop().expect("one part").1,
-        _ => {
-            let key = TextKey::Intersection(parts.iter().map(|(key, _)| key.clone()).collect());
-            cached(key, max_states, || {
-                let mut parts = parts.into_iter().map(|(_, part)| part);
-                let first = parts.next().expect("several parts");
-                parts.try_fold(first, |language, part| {
-                    let both = language.intersect(&part, max_states).map_err(|e| {
-                        (DiagnosticCode::ResourceLimit, format!("the string automaton exceeds {} states", e.limit))
-                    })?;
-                    Ok(Arc::new(both))
-                })
-            })
-            .map_err(|(code, message)| Diagnostic::new(code, pointer, message))?
+        if range.min > 0 {
+            let key = TextKey::Length(range.min, None, options.limits.max_nfa_states);
+            parts.push((
+                key.clone(),
+                cached_text(key, max_states, pointer, "minLength", || {
+                    let re = json::string_with_length(range.min as u32, None);
+                    re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
+                        (DiagnosticCode::ResourceLimit, format!("the length automaton exceeds {max_states} states"))
+                    })
+                })?,
+            ));
         }
-    };
+        let within = intersection(parts, max_states, pointer)?;
+        return Ok(StringLanguage::Counted { range: LengthRange { min: 0, max: range.max }, within: Some(within) });
+    }
+    if parts.is_empty() {
+        return Ok(StringLanguage::Any);
+    }
+    let language = intersection(parts, max_states, pointer)?;
     if syntax == Some(StringSyntax::Pattern) {
         return Ok(StringLanguage::PatternsAmong(language));
     }
     Ok(StringLanguage::Texts(language))
+}
+
+/// The strings every part admits (at least one part), cached by the parts' keys.
+fn intersection(
+    mut parts: Vec<(TextKey, Arc<ByteDfa>)>,
+    max_states: usize,
+    pointer: &str,
+) -> Result<Arc<ByteDfa>, Diagnostic> {
+    if parts.len() == 1 {
+        return Ok(parts.pop().expect("one part").1);
+    }
+    let key = TextKey::Intersection(parts.iter().map(|(key, _)| key.clone()).collect());
+    cached(key, max_states, || {
+        let mut parts = parts.into_iter().map(|(_, part)| part);
+        let first = parts.next().expect("several parts");
+        parts.try_fold(first, |language, part| {
+            let both = language.intersect(&part, max_states).map_err(|e| {
+                (DiagnosticCode::ResourceLimit, format!("the string automaton exceeds {} states", e.limit))
+            })?;
+            Ok(Arc::new(both))
+        })
+    })
+    .map_err(|(code, message)| Diagnostic::new(code, pointer, message))
 }
 
 /// What a cached text automaton was built from.

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::graph::{
-    ArrayShape, Contains, Graph, ItemsEvaluated, Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated,
-    SyntaxStrings, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
+    ArrayShape, Contains, CountedStrings, Graph, ItemsEvaluated, Node, NodeId, ObjectShape, PatternProperty,
+    PropertiesEvaluated, SyntaxStrings, ANY, MAX_PATTERNS_PER_OBJECT, NEVER,
 };
 use crate::automata::{json, ByteDfa};
 use crate::error::{Diagnostic, DiagnosticCode};
@@ -21,7 +21,7 @@ use crate::options::{CompilerOptions, Draft, PropertyOrder};
 use crate::schema::object::{LowerSchema, SchemaObject};
 use crate::schema::read::{self, Dependency, Position};
 use crate::schema::strings::{
-    cached_literal_texts, cached_pattern_keys, string_language, LengthRange, StringLanguage, StringSyntax,
+    cached_literal_texts, cached_pattern_keys, string_language, StringLanguage, StringSyntax,
 };
 use crate::schema::{pointer_push, SchemaDocument};
 
@@ -63,9 +63,9 @@ struct DynamicScope {
     anchors: BTreeMap<String, String>,
 }
 
-/// A node's strings: those of an automaton, those admitted by length alone, and ECMA-262
+/// A node's strings: those of an automaton, those admitted by their length, and ECMA-262
 /// patterns of at least this many code points.
-type StringParts = (Option<Arc<ByteDfa>>, Option<LengthRange>, Option<SyntaxStrings>);
+type StringParts = (Option<Arc<ByteDfa>>, Option<CountedStrings>, Option<SyntaxStrings>);
 
 impl DynamicScope {
     fn fingerprint(&self) -> String {
@@ -508,7 +508,15 @@ impl<'a> Lowering<'a> {
             StringLanguage::Any => (Some(Arc::clone(&self.graph.any_string)), None, None),
             StringLanguage::Texts(dfa) if dfa.is_empty_language() => (None, None, None),
             StringLanguage::Texts(dfa) => (Some(dfa), None, None),
-            StringLanguage::Counted(range) => (None, Some(range), None),
+            StringLanguage::Counted { range, within } => {
+                let counted = self.graph.counted(range, within).map_err(|e| {
+                    let d = super::graph_diagnostic(e);
+                    let keyword = if object.map.contains_key("maxLength") { "maxLength" } else { "minLength" };
+                    Diagnostic::new(d.code, crate::schema::pointer_push(pointer, keyword), d.message)
+                        .with_keyword(keyword)
+                })?;
+                (None, counted, None)
+            }
             StringLanguage::Syntax { syntax, min_length } => (None, None, Some(SyntaxStrings { syntax, min_length })),
             StringLanguage::PatternsAmong(dfa) => {
                 let among = self.graph.among(&dfa, StringSyntax::Pattern).map_err(|_| {

@@ -32,8 +32,8 @@ use crate::schema::SchemaDocument;
 
 pub(crate) use graph::{Graph, NodeId};
 pub(crate) use matcher::{
-    closing_offsets, feed_number, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, LoneValue, Step, SyntaxString,
-    ValueCloses, ValueOutcome,
+    closing_offsets, feed_number, CountedString, DocumentMatcher, FiniteKey, InnerContainer, KeyCloses, LoneValue,
+    Step, SyntaxString, ValueCloses, ValueOutcome,
 };
 pub(crate) use pattern_syntax::PlainContext;
 
@@ -120,7 +120,7 @@ pub(crate) fn lowered(schema: &str) -> Result<StructuredProgram> {
 #[cfg(test)]
 pub(crate) fn accepts(program: &StructuredProgram, text: &str) -> bool {
     let mut matcher = program.start();
-    matcher.feed_all(&program.graph, text.as_bytes()) && matcher.is_accepting(&program.graph)
+    matcher.feed_all(&program.graph, text.as_bytes()) && matcher.is_accepting()
 }
 
 /// The code of the diagnostic a schema is refused with, for the unit tests of the arm's rooms.
@@ -160,7 +160,7 @@ fn graph_diagnostic(error: graph::GraphError) -> Diagnostic {
         CountedStrings => (
             DiagnosticCode::ResourceLimit,
             format!(
-                "a string length bound above {} combined with a pattern, format or long strings is not supported yet",
+                "string length bounds above {} that cannot be counted beside the other string keywords (a minLength that large, or unions of different patterns or formats) are not supported yet",
                 crate::schema::strings::MAX_LENGTH_BOUND
             ),
         ),

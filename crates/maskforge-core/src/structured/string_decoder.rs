@@ -338,17 +338,23 @@ enum CounterAt {
     Backslash {
         low_half: bool,
     },
-    /// `\u` and `digits` hex digits; `high` while they can still spell a high surrogate.
+    /// `\u` and `digits` hex digits; `high` while they can still spell a high surrogate (never
+    /// in a low half's escape).
     Hex {
         digits: u8,
         high: bool,
-        low_half: bool,
     },
     /// After a high-surrogate escape: the next escape is its low half.
     AfterHigh,
 }
 
 impl CodePointCounter {
+    /// Where the counter stands inside the text, its count cleared: two counters at the same
+    /// position count the same from there.
+    pub(crate) fn position(self) -> CodePointCounter {
+        CodePointCounter { count: 0, ..self }
+    }
+
     pub(crate) fn feed(&mut self, b: u8) {
         self.at = match self.at {
             CounterAt::Text => {
@@ -364,12 +370,12 @@ impl CodePointCounter {
             }
             CounterAt::Backslash { low_half } => {
                 if b == b'u' {
-                    CounterAt::Hex { digits: 0, high: !low_half, low_half }
+                    CounterAt::Hex { digits: 0, high: !low_half }
                 } else {
                     CounterAt::Text
                 }
             }
-            CounterAt::Hex { digits, high, low_half } => {
+            CounterAt::Hex { digits, high } => {
                 let high = high
                     && match digits {
                         0 => b.eq_ignore_ascii_case(&b'd'),
@@ -379,7 +385,7 @@ impl CodePointCounter {
                 match digits {
                     3 if high => CounterAt::AfterHigh,
                     3 => CounterAt::Text,
-                    _ => CounterAt::Hex { digits: digits + 1, high, low_half },
+                    _ => CounterAt::Hex { digits: digits + 1, high },
                 }
             }
             CounterAt::AfterHigh => CounterAt::Backslash { low_half: true },

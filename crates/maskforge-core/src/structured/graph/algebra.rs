@@ -11,9 +11,9 @@ use std::sync::{Arc, OnceLock};
 use super::fixpoints::min_bound;
 use super::unique_domains::MAX_UNIQUE_STRING_DOMAIN;
 use super::{
-    push_alternative, ArrayShape, Contains, DistinctObjects, Graph, GraphError, ItemsEvaluated, KeyWitness, Node,
-    NodeId, ObjectShape, PatternProperty, PropertiesEvaluated, SyntaxStrings, ANY, FEW_VALUES, MAX_PATTERNS_PER_OBJECT,
-    MAX_SHAPES_PER_NODE, NEVER,
+    push_alternative, ArrayShape, Contains, CountedStrings, DistinctObjects, Graph, GraphError, ItemsEvaluated,
+    KeyWitness, Node, NodeId, ObjectShape, PatternProperty, PropertiesEvaluated, SyntaxStrings, ANY, FEW_VALUES,
+    MAX_PATTERNS_PER_OBJECT, MAX_SHAPES_PER_NODE, NEVER,
 };
 use crate::automata::json_escapes::{decoded_strings, json_literal_strings};
 use crate::automata::{json, AutomatonId, ByteDfa, StateId};
@@ -27,9 +27,9 @@ pub(super) fn absorb(content: &mut Node, other: &Node) -> Result<(), GraphError>
     for constraints in &other.numbers {
         push_alternative(&mut content.numbers, Arc::clone(constraints));
     }
-    content.counted_strings = match (content.counted_strings, other.counted_strings) {
-        (Some(p), Some(q)) => Some(p.union(&q).ok_or(GraphError::CountedStrings)?),
-        (p, q) => p.or(q),
+    content.counted_strings = match (content.counted_strings.take(), &other.counted_strings) {
+        (Some(p), Some(q)) => Some(p.union(q)?),
+        (p, q) => p.or_else(|| q.clone()),
     };
     content.syntax_strings = match (content.syntax_strings, other.syntax_strings) {
         (Some(a), Some(b)) => Some(a.union(b)?),
@@ -311,23 +311,37 @@ impl Graph {
         if node.numbers.len() > MAX_SHAPES_PER_NODE {
             return Err(GraphError::TooManyShapes);
         }
-        // (Dx | Rx) & (Dy | Ry) = Dx&Dy | Dx&Ry | Rx&Dy | Rx&Ry, automata D and length ranges R.
+        // (Dx | Cx) & (Dy | Cy) = Dx&Dy | Dx&Cy | Cx&Dy | Cx&Cy, automata D and counted strings C
+        // (lengths in a range among an automaton's strings).
         let mut automata: Vec<Arc<ByteDfa>> = Vec::new();
-        let mut ranges: Vec<LengthRange> = Vec::new();
+        let mut counted: Vec<CountedStrings> = Vec::new();
         if let (Some(p), Some(q)) = (&x.strings, &y.strings) {
             automata.push(self.intersect_strings(p, q)?);
         }
-        for (dfa, range) in [(&x.strings, &y.counted_strings), (&y.strings, &x.counted_strings)] {
-            if let (Some(dfa), Some(range)) = (dfa, range) {
-                if Arc::ptr_eq(dfa, &self.any_string) {
-                    ranges.push(*range);
-                } else if let Some(within) = self.strings_within(dfa, range)? {
-                    automata.push(Arc::new(within));
-                }
+        for (dfa, c) in [(&x.strings, &y.counted_strings), (&y.strings, &x.counted_strings)] {
+            let (Some(dfa), Some(c)) = (dfa, c) else { continue };
+            let dfa = match &c.within {
+                Some(within) => self.intersect_strings(dfa, within)?,
+                None => Arc::clone(dfa),
+            };
+            if dfa.is_empty_language() {
+                continue;
+            }
+            // Finitely many short strings: an automaton says their lengths exactly.
+            if dfa.longest_match().is_some_and(|longest| longest.saturating_sub(2) <= MAX_LENGTH_BOUND) {
+                automata.extend(self.strings_within(&dfa, &c.range)?.map(Arc::new));
+            } else {
+                counted.extend(self.counted(c.range, Some(dfa))?);
             }
         }
         if let (Some(p), Some(q)) = (&x.counted_strings, &y.counted_strings) {
-            ranges.extend(p.intersect(q));
+            if let Some(range) = p.range.intersect(&q.range) {
+                let within = match (&p.within, &q.within) {
+                    (Some(a), Some(b)) => Some(self.intersect_strings(a, b)?),
+                    (a, b) => a.clone().or_else(|| b.clone()),
+                };
+                counted.extend(self.counted(range, within)?);
+            }
         }
         // Strings of a syntax meet the same syntax, every string, or a short list of strings
         // (filtered); beside anything else their intersection is not expressible.
@@ -364,10 +378,10 @@ impl Graph {
             });
         }
         node.strings = strings;
-        for range in ranges {
-            node.counted_strings = Some(match node.counted_strings {
-                None => range,
-                Some(r) => r.union(&range).ok_or(GraphError::CountedStrings)?,
+        for c in counted {
+            node.counted_strings = Some(match node.counted_strings.take() {
+                None => c,
+                Some(kept) => kept.union(&c)?,
             });
         }
         // Contradictory pairs are dropped below, but a product far past the limit is not tried.
@@ -501,19 +515,21 @@ impl Graph {
                 let rest = self.any_string.difference(d, self.max_dfa_states).map_err(limit)?;
                 ((!rest.is_empty_language()).then(|| Arc::new(rest)), None)
             }
-            (None, Some(range)) => match (range.min, range.max) {
-                (0, Some(max)) => (None, Some(LengthRange { min: max + 1, max: None })),
-                (min, None) if min > 0 => (None, Some(LengthRange { min: 0, max: Some(min - 1) })),
+            (None, Some(CountedStrings { range, within: None })) => match (range.min, range.max) {
+                (0, Some(max)) => (None, Some(CountedStrings::of_length(LengthRange { min: max + 1, max: None }))),
+                (min, None) if min > 0 => {
+                    (None, Some(CountedStrings::of_length(LengthRange { min: 0, max: Some(min - 1) })))
+                }
                 (min, Some(max)) if min <= MAX_LENGTH_BOUND + 1 => {
                     // Shorter ones in an automaton, longer ones counted.
                     let shorter = json::string_with_length(0, Some(min as u32 - 1))
                         .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
                         .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?;
-                    (Some(Arc::new(shorter)), Some(LengthRange { min: max + 1, max: None }))
+                    (Some(Arc::new(shorter)), Some(CountedStrings::of_length(LengthRange { min: max + 1, max: None })))
                 }
                 _ => return Err(unsupported("strings outside a bounded length range")),
             },
-            (Some(_), Some(_)) => return Err(unsupported("strings outside a pattern with a long length bound")),
+            (_, Some(_)) => return Err(unsupported("strings outside a pattern with a long length bound")),
         };
         let mut parts = vec![base];
         for c in &x.numbers {

@@ -32,7 +32,10 @@ pub(crate) fn witness_reachable(shape: &ObjectShape, sat: &[bool], seen: SeenKey
 /// [`Graph::infinitely_many_values_of_scalars`] but for the string automaton.
 pub(super) fn infinitely_many_values_beside_automata(node: &Node) -> bool {
     node.syntax_strings.is_some()
-        || node.counted_strings.is_some_and(|r| r.max.is_none_or(|max| max >= 4 && max >= r.min))
+        // Among an automaton's strings, the counted ones may be few: not claimed.
+        || node.counted_strings.as_ref().is_some_and(|c| {
+            c.within.is_none() && c.range.max.is_none_or(|max| max >= 4 && max >= c.range.min)
+        })
         || node.numbers.iter().any(|c| c.has_infinitely_many_values())
 }
 

@@ -18,15 +18,17 @@ use std::sync::{Arc, OnceLock};
 use super::pattern_syntax::is_pattern;
 use crate::automata::{ecma, json, AutomatonId, ByteDfa, StateId, DEAD};
 use crate::numbers::NumberConstraints;
-use crate::schema::strings::{LengthRange, StringSyntax};
+use crate::schema::strings::StringSyntax;
 
 mod algebra;
+mod counted;
 mod evaluation;
 mod fixpoints;
 mod keys;
 mod unique_domains;
 
 use algebra::StringProduct;
+pub(crate) use counted::{CodePointRoom, CountedStrings};
 pub(crate) use fixpoints::{contains_reachable, reachable_items, witness_reachable};
 pub(crate) use keys::addable_optional_keys;
 pub(crate) use unique_domains::{distinct_positions, Canon, FiniteDomains};
@@ -47,8 +49,8 @@ pub(crate) struct Node {
     pub(crate) numbers: Vec<Arc<NumberConstraints>>,
     /// JSON string texts (quotes included) in every spelling.
     pub(crate) strings: Option<Arc<ByteDfa>>,
-    /// Further strings admitted by length alone (bounds too large for an automaton).
-    pub(crate) counted_strings: Option<LengthRange>,
+    /// Further strings admitted by their length (bounds too large for an automaton).
+    pub(crate) counted_strings: Option<CountedStrings>,
     /// Further strings: those of a syntax (ECMA-262 patterns, host names) of at least so many
     /// code points.
     pub(crate) syntax_strings: Option<SyntaxStrings>,
@@ -639,6 +641,9 @@ pub(crate) struct Graph {
     /// For string automata of items under `uniqueItems` (by address): which states have
     /// infinitely many completions.
     pub(crate) unbounded_strings: HashMap<AutomatonId, Arc<UnboundedStates>>,
+    /// For the automata of counted strings other than every string (by address): the code
+    /// points each state needs to close.
+    pub(crate) code_point_rooms: HashMap<AutomatonId, Arc<CodePointRoom>>,
     /// For items under `uniqueItems` with finitely many values: those values.
     pub(crate) finite_domains: FiniteDomains,
     /// Whether each node has infinitely many values (set with satisfiability; a sound
@@ -686,8 +691,9 @@ pub(crate) enum GraphError {
     TooManyPatterns,
     /// Two `contains` rules on one array (each needs its own count).
     TwoContains,
-    /// Strings with a length bound above [`MAX_LENGTH_BOUND`](crate::schema::strings::MAX_LENGTH_BOUND) combined with a language that is
-    /// not a finite set of short strings, or disjoint ranges of such lengths.
+    /// Counted strings (a length bound above [`MAX_LENGTH_BOUND`](crate::schema::strings::MAX_LENGTH_BOUND)) whose union is not
+    /// counted strings again (disjoint ranges, or different automata), or with a lower bound
+    /// above it among a pattern's or format's strings.
     CountedStrings,
     /// Strings of a syntax (`format: "regex"`, `"hostname"`, `"idn-hostname"`) met with a
     /// pattern, a length bound, a long list of strings or another syntax, or under
@@ -720,6 +726,7 @@ impl Graph {
             negations: HashMap::new(),
             kinds: None,
             unbounded_strings: HashMap::new(),
+            code_point_rooms: HashMap::new(),
             finite_domains: HashMap::new(),
             infinite: Vec::new(),
             string_products: HashMap::new(),
@@ -766,7 +773,11 @@ impl Graph {
             self.add(Node { admits_null: true, ..Node::default() }),
             self.add(Node { admits_true: true, admits_false: true, ..Node::default() }),
             self.add(Node { numbers: any.numbers.clone(), ..Node::default() }),
-            self.add(Node { strings: any.strings.clone(), counted_strings: any.counted_strings, ..Node::default() }),
+            self.add(Node {
+                strings: any.strings.clone(),
+                counted_strings: any.counted_strings.clone(),
+                ..Node::default()
+            }),
             self.add(Node { arrays: any.arrays.clone(), ..Node::default() }),
             self.add(Node { objects: any.objects.clone(), ..Node::default() }),
         ];

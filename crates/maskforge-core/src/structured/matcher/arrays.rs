@@ -194,7 +194,7 @@ pub(super) fn unseen_item_completes(graph: &Graph, child: &OpenValue, item_text:
             }
             let mut next_text = text.clone();
             next_text.push(b);
-            if next.is_complete(graph) {
+            if next.is_complete() {
                 if Canon::parse(&next_text).is_some_and(|v| !seen.contains(&v)) {
                     return true;
                 }
@@ -443,7 +443,7 @@ impl ArrayValue {
                                 }
                                 t.decoder = None;
                             }
-                            if t.mode == ItemMode::Matching || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
+                            if t.mode == ItemMode::Matching || t.probe.as_ref().is_some_and(|p| p.is_complete()) {
                                 t.found += 1;
                             }
                             (t.child, t.probe, t.mode) = (None, None, ItemMode::Free);

@@ -9,7 +9,7 @@ use super::arrays::ArrayPhase;
 use super::objects::{
     key_allowed, key_use, keys_are_patterns, object_live, unseen_key_completes, KeyOptions, ObjectPhase, ObjectTrack,
 };
-use super::string_readers::SyntaxString;
+use super::string_readers::{CountedString, SyntaxString};
 use super::{is_ws, DocumentMatcher, Nesting, OpenValue, Step, MAX_INSTANCE_DEPTH};
 use crate::automata::{AutomatonId, ByteDfa, StateId, DEAD};
 use crate::numbers::NumberMatcher;
@@ -279,7 +279,7 @@ impl<'m> ValueCloses<'m> {
                     let mut value = (*value).clone();
                     match text.into_iter().all(|&b| value.feed(graph, b) == Step::Consumed) {
                         false => false,
-                        true if value.is_complete(graph) => true,
+                        true if value.is_complete() => true,
                         true => return None,
                     }
                 }
@@ -439,7 +439,7 @@ impl InnerContainer {
     /// the container is closed and the byte belongs to the document around it.
     pub(crate) fn feed(&mut self, graph: &Graph, b: u8) -> Step {
         if let Some(max) = self.max_whitespace {
-            if is_ws(b) && !self.value.in_string(graph) {
+            if is_ws(b) && !self.value.in_string() {
                 if self.whitespace_run >= max {
                     return Step::Rejected;
                 }
@@ -467,7 +467,7 @@ impl InnerContainer {
 
     /// See [`DocumentMatcher::string_context`].
     pub(crate) fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
-        if !self.value.in_string(graph) {
+        if !self.value.in_string() {
             return None;
         }
         self.value.walk_string_context(graph, slack)
@@ -476,6 +476,11 @@ impl InnerContainer {
     /// See [`DocumentMatcher::syntax_context`].
     pub(crate) fn syntax_context(&self) -> Option<&SyntaxString> {
         self.value.syntax_context()
+    }
+
+    /// See [`DocumentMatcher::counted_context`].
+    pub(crate) fn counted_context(&self) -> Option<&CountedString> {
+        self.value.counted_context()
     }
 
     /// See [`DocumentMatcher::number_contexts`].

@@ -26,7 +26,8 @@ pub(super) fn children_contexts<'a>(
 }
 
 impl OpenValue {
-    /// The open strings (or literals) this value is inside, one per track that reads one, when
+    /// The open strings (or literals) this value is inside, one per track that reads one (two
+    /// for a counted string beside other strings), when
     /// the enclosing structure does not constrain their content: each automaton and state is
     /// passed to `visit`. Every token of at most `slack` bytes that stays inside one of them on
     /// its automaton must be admitted here. False when some track is not inside such a string,
@@ -39,7 +40,7 @@ impl OpenValue {
     ) -> bool {
         let single = match self {
             OpenValue::Leaf { dfa, state } => (!dfa.is_accepting(*state)).then_some((dfa, *state)),
-            OpenValue::Counted(c) => c.string_context(graph, slack),
+            OpenValue::Counted(c) => return c.string_contexts(slack, visit),
             OpenValue::Syntax(p) => p.string_context(),
             OpenValue::Object(o) => {
                 return match o.phase {
@@ -134,21 +135,40 @@ impl OpenValue {
         }
     }
 
-    /// The syntax string (`format: "regex"`, a host name) this value is inside, when one track
-    /// reads it through containers that only hand it bytes (as for
+    /// The string with a reader of its own (a syntax's, or a counted one) this value is inside,
+    /// when one track reads it through containers that only hand it bytes (as for
     /// [`OpenValue::string_contexts`], with a single track at each level): a mask's walk may
     /// then carry the string's reading alone until it closes.
-    pub(super) fn syntax_context(&self) -> Option<&SyntaxString> {
+    fn lone_read_string(&self) -> Option<&OpenValue> {
         match self {
-            OpenValue::Syntax(p) if !p.is_complete() => Some(p),
+            OpenValue::Syntax(_) | OpenValue::Counted(_) => Some(self),
             OpenValue::Object(o) if o.phase == ObjectPhase::InValue => match &o.tracks[..] {
-                [track] => track.child.as_deref()?.syntax_context(),
+                [track] => track.child.as_deref()?.lone_read_string(),
                 _ => None,
             },
             OpenValue::Array(a) if a.phase == ArrayPhase::InItem => match &a.tracks[..] {
-                [track] if track.seen.is_none() => track.child.as_deref()?.syntax_context(),
+                [track] if track.seen.is_none() => track.child.as_deref()?.lone_read_string(),
                 _ => None,
             },
+            _ => None,
+        }
+    }
+
+    /// The open syntax string (`format: "regex"`, a host name) this value is inside, read
+    /// alone (see [`OpenValue::lone_read_string`]).
+    pub(super) fn syntax_context(&self) -> Option<&SyntaxString> {
+        match self.lone_read_string()? {
+            OpenValue::Syntax(p) if !p.is_complete() => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The open counted string this value is inside, read alone (see
+    /// [`OpenValue::lone_read_string`]): where its automaton cannot decide the tokens alone
+    /// (near the bound, or beside other strings), a walk carries its counter.
+    pub(super) fn counted_context(&self) -> Option<&CountedString> {
+        match self.lone_read_string()? {
+            OpenValue::Counted(c) if !c.is_complete() => Some(c),
             _ => None,
         }
     }
@@ -264,19 +284,6 @@ impl OpenValue {
     }
 }
 
-impl CountedString {
-    pub(super) fn string_context<'a>(&'a self, graph: &'a Graph, slack: u64) -> Option<(&'a Arc<ByteDfa>, StateId)> {
-        if self.counted_alive(graph) {
-            // Each byte adds at most one code point: with `slack` to spare, the length cannot
-            // refuse a token that stays inside, and the other strings admit no more than it.
-            let roomy = self.range.max.is_none_or(|max| self.counter.count.saturating_add(slack) <= max);
-            let open = !graph.any_string.is_accepting(self.text);
-            return (roomy && open).then_some((&graph.any_string, self.text));
-        }
-        self.alt.as_ref().filter(|(dfa, state)| !dfa.is_accepting(*state)).map(|(dfa, state)| (dfa, *state))
-    }
-}
-
 impl SyntaxString {
     /// Only the other strings' automaton, once the syntax's reading is over.
     pub(super) fn string_context(&self) -> Option<(&Arc<ByteDfa>, StateId)> {
@@ -322,6 +329,14 @@ impl DocumentMatcher {
             return None;
         }
         self.value.syntax_context()
+    }
+
+    /// See [`OpenValue::counted_context`].
+    pub(crate) fn counted_context(&self) -> Option<&CountedString> {
+        if self.trailing || !self.started {
+            return None;
+        }
+        self.value.counted_context()
     }
 
     /// See [`OpenValue::number_contexts`]: `None` unless every track is inside a number.

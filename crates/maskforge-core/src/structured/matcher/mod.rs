@@ -27,8 +27,8 @@ mod string_readers;
 use arrays::{array_live, ArrayPhase, ArrayTrack, ArrayValue, ItemMode};
 pub(crate) use closes::{FiniteKey, InnerContainer, KeyCloses, LoneValue, ValueCloses, ValueOutcome};
 use objects::{object_live, ObjectPhase, ObjectTrack, ObjectValue};
-pub(crate) use string_readers::SyntaxString;
-use string_readers::{CountedString, SyntaxReader, SyntaxReading};
+pub(crate) use string_readers::{CountedString, SyntaxString};
+use string_readers::{SyntaxReader, SyntaxReading};
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
@@ -159,11 +159,11 @@ enum OpenValue {
 impl OpenValue {
     /// Whether the innermost open value is a string (or key) still open: whitespace there is
     /// content, not insignificant.
-    fn in_string(&self, graph: &Graph) -> bool {
-        let child_in_string = |child: Option<&OpenValue>| child.is_some_and(|c| c.in_string(graph));
+    fn in_string(&self) -> bool {
+        let child_in_string = |child: Option<&OpenValue>| child.is_some_and(|c| c.in_string());
         match self {
             OpenValue::Leaf { dfa, state } => !dfa.is_accepting(*state),
-            OpenValue::Counted(c) => !c.is_complete(graph),
+            OpenValue::Counted(c) => !c.is_complete(),
             OpenValue::Syntax(p) => !p.is_complete(),
             OpenValue::Object(o) => match o.phase {
                 ObjectPhase::InKey => true,
@@ -177,11 +177,11 @@ impl OpenValue {
         }
     }
 
-    fn is_complete(&self, graph: &Graph) -> bool {
+    fn is_complete(&self) -> bool {
         match self {
             OpenValue::Start(_) => false,
             OpenValue::Leaf { dfa, state } => dfa.is_accepting(*state),
-            OpenValue::Counted(c) => c.is_complete(graph),
+            OpenValue::Counted(c) => c.is_complete(),
             OpenValue::Syntax(p) => p.is_complete(),
             OpenValue::Number(matchers) => matchers.iter().any(NumberMatcher::is_accepting),
             OpenValue::Object(o) => o.phase == ObjectPhase::Closed,
@@ -204,8 +204,8 @@ impl OpenValue {
                     }
             }
             OpenValue::Counted(c) => match strings {
-                OpenStrings::Now => c.open_ended(graph),
-                OpenStrings::Throughout => c.open_ended(graph) && c.range.max.is_none(),
+                OpenStrings::Now => c.open_ended(),
+                OpenStrings::Throughout => c.open_ended() && c.range.max.is_none(),
             },
             // A valid pattern followed by `a` is valid: every open reading has infinitely many.
             // Host names are at most 253 octets.
@@ -250,18 +250,24 @@ impl OpenValue {
             }
             b'"' => {
                 let automaton = n.strings.as_ref().and_then(leaf);
-                match n.counted_strings {
+                match &n.counted_strings {
                     None => automaton,
-                    Some(range) => {
+                    Some(counted) => {
                         let alt = automaton.map(|value| match value {
                             OpenValue::Leaf { dfa, state } => (dfa, state),
                             _ => unreachable!("strings start as leaves"),
                         });
-                        let text = graph.any_string.next(graph.any_string.start(), b);
+                        let texts = Arc::clone(counted.within.as_ref().unwrap_or(&graph.any_string));
+                        let room = counted
+                            .within
+                            .as_ref()
+                            .map(|within| Arc::clone(&graph.code_point_rooms[&AutomatonId::of(within)]));
                         Some(OpenValue::Counted(Box::new(CountedString {
-                            text,
+                            text: texts.next(texts.start(), b),
+                            texts,
+                            room,
                             counter: CodePointCounter::default(),
-                            range,
+                            range: counted.range,
                             alt,
                         })))
                     }
@@ -360,7 +366,7 @@ impl OpenValue {
                 }
             }
             OpenValue::Number(matchers) => feed_number(matchers, b),
-            OpenValue::Counted(string) => string.feed(graph, b),
+            OpenValue::Counted(string) => string.feed(b),
             OpenValue::Syntax(string) => string.feed(b),
             OpenValue::Object(object) => object.feed(graph, b),
             OpenValue::Array(array) => array.feed(graph, b),
@@ -470,7 +476,7 @@ impl DocumentMatcher {
     /// unspecified and must be discarded).
     pub(crate) fn feed(&mut self, graph: &Graph, b: u8) -> bool {
         if let Some(max) = self.max_whitespace {
-            let insignificant = is_ws(b) && (self.trailing || !self.started || !self.value.in_string(graph));
+            let insignificant = is_ws(b) && (self.trailing || !self.started || !self.value.in_string());
             if insignificant {
                 if self.whitespace_run >= max {
                     return false;
@@ -511,8 +517,8 @@ impl DocumentMatcher {
         bytes.iter().all(|&b| self.feed(graph, b))
     }
 
-    pub(crate) fn is_accepting(&self, graph: &Graph) -> bool {
-        self.trailing || (self.started && self.value.is_complete(graph))
+    pub(crate) fn is_accepting(&self) -> bool {
+        self.trailing || (self.started && self.value.is_complete())
     }
 
     /// Whether the value has ended and only whitespace can follow.

@@ -581,7 +581,7 @@ impl ObjectValue {
                         Step::Rejected => false,
                         Step::NotMine => {
                             finished = true;
-                            if t.serving || t.probe.as_ref().is_some_and(|p| p.is_complete(graph)) {
+                            if t.serving || t.probe.as_ref().is_some_and(|p| p.is_complete()) {
                                 t.pending = false;
                             }
                             (t.child, t.probe, t.serving) = (None, None, false);

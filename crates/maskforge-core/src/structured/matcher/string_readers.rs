@@ -9,17 +9,23 @@ use std::sync::Arc;
 use super::Step;
 use crate::automata::{ByteDfa, StateId, DEAD};
 use crate::schema::strings::{LengthRange, StringSyntax};
-use crate::structured::graph::Graph;
+use crate::structured::graph::CodePointRoom;
 use crate::structured::hostname::HostnameReader;
 use crate::structured::pattern_syntax::{PatternSyntax, PlainContext};
 use crate::structured::string_decoder::{CodePointCounter, DecodeStep, StringDecoder};
 
 /// A string admitted by its length in code points (a bound too large for an automaton), read on
-/// the any-string automaton with a counter; the node's other strings, if any, run alongside.
+/// the automaton of the counted strings with a counter; the node's other strings, if any, run
+/// alongside.
 #[derive(Debug, Clone)]
-pub(super) struct CountedString {
-    /// State on [`Graph::any_string`] ([`DEAD`] once the length rules this reading out).
+pub(crate) struct CountedString {
+    /// State on `texts` ([`DEAD`] once the length rules this reading out).
     pub(super) text: StateId,
+    /// [`Graph::any_string`], or the pattern's or format's strings that are counted.
+    pub(super) texts: Arc<ByteDfa>,
+    /// For `texts` other than every string: the code points each state needs to close (the
+    /// range's minimum is then 0).
+    pub(super) room: Option<Arc<CodePointRoom>>,
     pub(super) counter: CodePointCounter,
     pub(super) range: LengthRange,
     pub(super) alt: Option<(Arc<ByteDfa>, StateId)>,
@@ -113,32 +119,45 @@ impl SyntaxReading {
 }
 
 impl CountedString {
-    /// Whether the length reading can still end in range: below the maximum while open (any
-    /// string may grow to the minimum), within the range once closed.
-    pub(super) fn counted_alive(&self, graph: &Graph) -> bool {
+    /// Whether the length reading can still end in range: while open, every string may grow to
+    /// the minimum and the automaton's fewest code points to a close fit under the maximum;
+    /// once closed, the count is in range.
+    pub(super) fn counted_alive(&self) -> bool {
         let count = self.counter.count;
         self.text != DEAD
-            && self.range.max.is_none_or(|max| count <= max)
-            && (!graph.any_string.is_accepting(self.text) || count >= self.range.min)
+            && match &self.room {
+                Some(room) => room.fits(self.text, count, self.range.max),
+                None => {
+                    self.range.max.is_none_or(|max| count <= max)
+                        && (!self.texts.is_accepting(self.text) || count >= self.range.min)
+                }
+            }
     }
 
-    pub(super) fn is_complete(&self, graph: &Graph) -> bool {
-        (self.counted_alive(graph) && graph.any_string.is_accepting(self.text))
+    /// The code points a token may add before the length could refuse it, beyond those the
+    /// automaton needs to close from wherever the token leaves it.
+    fn spare(&self) -> Option<u64> {
+        let most = self.room.as_ref().map_or(0, |room| u64::from(room.most));
+        self.range.max.map(|max| max.saturating_sub(self.counter.count.saturating_add(most)))
+    }
+
+    pub(crate) fn is_complete(&self) -> bool {
+        (self.counted_alive() && self.texts.is_accepting(self.text))
             || self.alt.as_ref().is_some_and(|(dfa, state)| dfa.is_accepting(*state))
     }
 
-    pub(super) fn feed(&mut self, graph: &Graph, b: u8) -> Step {
-        let text = if self.counted_alive(graph) { graph.any_string.next(self.text, b) } else { DEAD };
+    pub(crate) fn feed(&mut self, b: u8) -> Step {
+        let text = if self.counted_alive() { self.texts.next(self.text, b) } else { DEAD };
         let alt = self.alt.as_ref().map(|(dfa, state)| (dfa, dfa.next(*state, b))).filter(|(_, s)| *s != DEAD);
         if text == DEAD && alt.is_none() {
-            return if self.is_complete(graph) { Step::NotMine } else { Step::Rejected };
+            return if self.is_complete() { Step::NotMine } else { Step::Rejected };
         }
         self.alt = alt.map(|(dfa, state)| (Arc::clone(dfa), state));
         self.text = text;
         if text != DEAD {
             self.counter.feed(b);
         }
-        if self.counted_alive(graph) || self.alt.is_some() {
+        if self.counted_alive() || self.alt.is_some() {
             Step::Consumed
         } else {
             Step::Rejected
@@ -146,11 +165,39 @@ impl CountedString {
     }
 
     /// Whether the length reading is open with room for 4 more code points: more than 2^64
-    /// completions.
-    pub(super) fn open_ended(&self, graph: &Graph) -> bool {
-        self.counted_alive(graph)
-            && !graph.any_string.is_accepting(self.text)
+    /// completions. Counted strings among a narrower automaton's are not claimed to be.
+    pub(super) fn open_ended(&self) -> bool {
+        self.room.is_none()
+            && self.counted_alive()
+            && !self.texts.is_accepting(self.text)
             && self.range.max.is_none_or(|max| max.saturating_sub(self.counter.count) >= 4)
+    }
+
+    /// The automata and states a mask answers the tokens that stay inside this string from:
+    /// the counted strings' automaton while no token of `slack` bytes (each adds at most one
+    /// code point) can run out of room, and the other strings' beside it when they are not
+    /// inside it. `None` when the length must be checked token by token.
+    pub(super) fn string_contexts<'a>(
+        &'a self,
+        slack: u64,
+        visit: &mut dyn FnMut((&'a Arc<ByteDfa>, StateId)) -> bool,
+    ) -> bool {
+        let open_alt = self.alt.as_ref().filter(|(dfa, state)| !dfa.is_accepting(*state));
+        if !self.counted_alive() {
+            return open_alt.is_some_and(|(dfa, state)| visit((dfa, *state)));
+        }
+        let roomy = self.spare().is_none_or(|spare| slack <= spare);
+        if !roomy || self.texts.is_accepting(self.text) {
+            return false;
+        }
+        if !visit((&self.texts, self.text)) {
+            return false;
+        }
+        // Every string holds the other strings; a pattern's or format's need not.
+        match open_alt {
+            Some((dfa, state)) if self.room.is_some() => visit((dfa, *state)),
+            _ => true,
+        }
     }
 }
 
