@@ -33,6 +33,12 @@ pub struct SchemaResourceLimits {
     /// schema, exactly, with masks computed per step. `max_dfa_states` and `max_nfa_states`
     /// still apply when smaller.
     pub max_regular_states: usize,
+    /// States of a string automaton with a length bound (up to 256) unrolled into a pattern's
+    /// or format's automaton, as estimated before it is built (the pattern's states times the
+    /// bound). Above it the bound is counted beside the pattern's automaton instead, on the
+    /// structured arm, exactly: unrolling `maxLength: 200` into a pattern of a few thousand
+    /// states would take seconds.
+    pub max_length_product_states: usize,
 }
 
 impl Default for SchemaResourceLimits {
@@ -46,6 +52,7 @@ impl Default for SchemaResourceLimits {
             max_graph_size: 2_000_000,
             max_any_order_states: 20_000,
             max_regular_states: 50_000,
+            max_length_product_states: 20_000,
         }
     }
 }

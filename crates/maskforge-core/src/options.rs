@@ -303,6 +303,7 @@ impl CompileIdentity {
             max_graph_size,
             max_any_order_states,
             max_regular_states,
+            max_length_product_states,
         } = self.limits;
         serde_json::json!({
             "limits": {
@@ -314,6 +315,7 @@ impl CompileIdentity {
                 "max_graph_size": max_graph_size,
                 "max_any_order_states": max_any_order_states,
                 "max_regular_states": max_regular_states,
+                "max_length_product_states": max_length_product_states,
             },
             "default_draft": self.default_draft.name(),
             "format_assertion": self.format_assertion,
@@ -341,6 +343,11 @@ impl CompileIdentity {
                 max_graph_size: size("max_graph_size")?,
                 max_any_order_states: size("max_any_order_states")?,
                 max_regular_states: size("max_regular_states")?,
+                // Programs written before this budget existed unrolled every bound.
+                max_length_product_states: match limits.get("max_length_product_states") {
+                    None => usize::MAX,
+                    Some(_) => size("max_length_product_states")?,
+                },
             },
             default_draft: Draft::from_name(value.get("default_draft")?.as_str()?)?,
             format_assertion: value.get("format_assertion")?.as_bool()?,

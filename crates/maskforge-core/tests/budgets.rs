@@ -78,3 +78,33 @@ fn adaptive_binding_is_eager_only_within_the_table_budget() {
         }
     }
 }
+
+#[test]
+fn past_the_length_product_budget_the_bound_is_counted_beside_the_pattern() {
+    let schema = r#"{"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "minLength": 3, "maxLength": 40}"#;
+    let unrolled = Compiler::new(CompilerOptions::default()).compile_json_schema(schema).unwrap();
+    assert_eq!(unrolled.executable().backend_name(), "regular");
+    let tight = options_with(|limits| limits.max_length_product_states = 10);
+    let counted = Compiler::new(tight).compile_json_schema(schema).unwrap();
+    assert_eq!(counted.executable().backend_name(), "structured");
+    let word = |n: usize| "abc-".chars().cycle().take(n).collect::<String>();
+    let mut texts: Vec<String> = (0..=42).map(|n| format!("\"{}\"", word(n))).collect();
+    texts.extend([r#""a\u0062c""#.to_owned(), format!("\"{}\\u0061\"", word(39)), format!("\"{}\\u0061\"", word(40))]);
+    for text in &texts {
+        assert_eq!(
+            counted.executable().accepts(text.as_bytes()),
+            unrolled.executable().accepts(text.as_bytes()),
+            "{text}"
+        );
+        // Every prefix is live on both or on neither.
+        for end in 1..text.len() {
+            let prefix = &text.as_bytes()[..end];
+            assert_eq!(
+                counted.executable().start_matcher().feed(prefix),
+                unrolled.executable().start_matcher().feed(prefix),
+                "{}",
+                String::from_utf8_lossy(prefix)
+            );
+        }
+    }
+}

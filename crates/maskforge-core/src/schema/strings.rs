@@ -137,6 +137,8 @@ pub(crate) fn string_language(
     let max = count(map, pointer, "maxLength", draft)?;
     // Bounds too large to unroll are counted beside the automaton of the other keywords.
     let mut counted = None;
+    // Bounds short enough to unroll, unless the pattern's or format's automaton is large.
+    let mut short_bounds = None;
     if min.is_some() || max.is_some() {
         let min = min.unwrap_or(0);
         if max.is_some_and(|m| m < min) {
@@ -147,18 +149,7 @@ pub(crate) fn string_language(
             .find(|(_, bound)| bound.is_some_and(|b| b > MAX_LENGTH_BOUND));
         match large {
             Some((keyword, _)) => counted = Some((keyword, LengthRange { min, max })),
-            None => {
-                let key = TextKey::Length(min, max, options.limits.max_nfa_states);
-                parts.push((
-                    key.clone(),
-                    cached_text(key, max_states, pointer, "maxLength", || {
-                        let re = json::string_with_length(min as u32, max.map(|m| m as u32));
-                        re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
-                            (DiagnosticCode::ResourceLimit, format!("the length automaton exceeds {max_states} states"))
-                        })
-                    })?,
-                ));
-            }
+            None => short_bounds = Some(LengthRange { min, max }),
         }
     }
     if let Some(Value::String(pattern)) = map.get("pattern") {
@@ -221,8 +212,44 @@ pub(crate) fn string_language(
         // A minimum alone is counted beside the pattern reading; with other keywords it stays in
         // their automaton.
         let min_length = min.unwrap_or(0);
-        if parts.len() == usize::from(min_length > 0) {
+        if parts.is_empty() {
             return Ok(StringLanguage::Syntax { syntax: StringSyntax::Pattern, min_length });
+        }
+    }
+    if let Some(range) = short_bounds {
+        let narrower = match parts.is_empty() {
+            true => None,
+            false => {
+                let key = match &parts[..] {
+                    [(key, _)] => key.clone(),
+                    _ => TextKey::Intersection(parts.iter().map(|(key, _)| key.clone()).collect()),
+                };
+                Some((key, intersection(std::mem::take(&mut parts), max_states, pointer)?))
+            }
+        };
+        // The unrolled product has up to (the other keywords' states) x (the bound) states.
+        let estimate = |n: usize| (n as u64).saturating_mul(range.max.unwrap_or(range.min).saturating_add(2));
+        match narrower {
+            Some(narrower)
+                if range.max.is_some()
+                    && estimate(narrower.1.state_count()) > options.limits.max_length_product_states as u64 =>
+            {
+                counted = Some(("maxLength", range));
+                parts.push(narrower);
+            }
+            narrower => {
+                parts.extend(narrower);
+                let key = TextKey::Length(range.min, range.max, options.limits.max_nfa_states);
+                parts.push((
+                    key.clone(),
+                    cached_text(key, max_states, pointer, "maxLength", || {
+                        let re = json::string_with_length(range.min as u32, range.max.map(|m| m as u32));
+                        re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
+                            (DiagnosticCode::ResourceLimit, format!("the length automaton exceeds {max_states} states"))
+                        })
+                    })?,
+                ));
+            }
         }
     }
     if let Some((keyword, range)) = counted {

@@ -5,6 +5,7 @@
 //! complements that lowering asks for) and the loop that computes them ([`Graph::finish`]).
 //! Its rooms:
 //! - `algebra`: the content of a conjunction, disjunction or complement of ready nodes;
+//! - `counted`: strings counted by length beside an automaton, and each state's room to close;
 //! - `keys`: key classification under `patternProperties` and `propertyNames`;
 //! - `evaluation`: `unevaluatedProperties` and `unevaluatedItems`;
 //! - `unique_domains`: which `uniqueItems` the matcher compares exactly, and the value domains;
