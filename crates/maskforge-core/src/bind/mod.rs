@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
 use crate::options::BindPolicy;
-use crate::structured::{DocumentMatcher, FiniteKey, KeyCloses, StructuredProgram, ValueCloses};
+use crate::structured::{CountedString, DocumentMatcher, FiniteKey, KeyCloses, StructuredProgram, ValueCloses};
 use crate::vocabulary::{CompiledVocabulary, Descend, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use closing::{KeyTailMemo, StringMemo};
@@ -152,6 +152,20 @@ struct SharedStringRows {
     splits: Mutex<HashMap<StateId, Arc<StringSplit>>>,
     /// Tokens split for `format: "regex"` strings.
     pattern_texts: PatternTextSplits,
+    /// The tokens with bytes, longest first: near a counted string's bound only the longest
+    /// are checked one by one.
+    longest_first: OnceLock<Vec<TokenId>>,
+}
+
+impl SharedStringRows {
+    fn longest_first(&self, vocabulary: &Vocabulary) -> &[TokenId] {
+        self.longest_first.get_or_init(|| {
+            let mut tokens: Vec<(usize, TokenId)> =
+                vocabulary.tokens_with_bytes().map(|(id, bytes)| (bytes.len(), id)).collect();
+            tokens.sort_unstable_by(|a, b| b.cmp(a));
+            tokens.into_iter().map(|(_, id)| id).collect()
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -472,7 +486,18 @@ impl StructuredMasks {
         let graph = &program.graph;
         let slack = strings.longest_token;
         let mut trie_steps = 0;
-        let route = match matcher.string_contexts(graph, strings.longest_token) {
+        let contexts = matcher.string_contexts(graph, slack);
+        let near_bound = match contexts {
+            Some(_) => None,
+            None => matcher.counted_context().and_then(|c| Some((c, c.open_text()?))),
+        };
+        let route = match contexts {
+            None if near_bound.is_some() => {
+                let (counted, at) = near_bound.expect("checked");
+                trie_steps += self.counted_mask(matcher, counted, at, out);
+                adjust(out);
+                MaskRoute::StringRows
+            }
             Some(contexts) => {
                 // Inside strings: each track's automaton decides the tokens that stay inside
                 // (their union is admitted); the tokens that close a string are walked from it.
@@ -581,6 +606,32 @@ impl StructuredMasks {
             self.set_eos(out);
         }
         MaskCost { route, trie_steps }
+    }
+
+    /// The mask inside a counted string near its bound (see [`CountedString::open_text`]):
+    /// the tokens its automaton keeps inside, less the long ones that leave too little room to
+    /// close, then the closing tokens walked on the matcher. Returns the trie nodes stepped.
+    fn counted_mask(
+        &self,
+        matcher: &DocumentMatcher,
+        counted: &CountedString,
+        (texts, state): (&Arc<ByteDfa>, StateId),
+        out: &mut [u32],
+    ) -> usize {
+        let split = self.string_split(&self.strings, texts, state);
+        out.copy_from_slice(&split.inside);
+        let short = counted.spare().unwrap_or(u64::MAX);
+        for &id in self.strings.shared.longest_first(&self.vocabulary) {
+            let bytes = self.vocabulary.token_bytes(id).expect("the list holds tokens with bytes");
+            if bytes.len() as u64 <= short {
+                break;
+            }
+            if mask::get_bit(out, id) && !counted.stays_inside(bytes) {
+                mask::clear_bit(out, id);
+            }
+        }
+        let closing = split.closing(&self.vocabulary);
+        self.walk_closing(closing, matcher, (texts, state), None, out)
     }
 
     /// Walks `trie` from `start`, admitting into `out` the tokens the walk reaches alive.

@@ -123,20 +123,50 @@ impl CountedString {
     /// the minimum and the automaton's fewest code points to a close fit under the maximum;
     /// once closed, the count is in range.
     pub(super) fn counted_alive(&self) -> bool {
-        let count = self.counter.count;
-        self.text != DEAD
+        self.alive_at(self.text, self.counter.count)
+    }
+
+    fn alive_at(&self, text: StateId, count: u64) -> bool {
+        text != DEAD
             && match &self.room {
-                Some(room) => room.fits(self.text, count, self.range.max),
+                Some(room) => room.fits(text, count, self.range.max),
                 None => {
                     self.range.max.is_none_or(|max| count <= max)
-                        && (!self.texts.is_accepting(self.text) || count >= self.range.min)
+                        && (!self.texts.is_accepting(text) || count >= self.range.min)
                 }
             }
     }
 
-    /// The code points a token may add before the length could refuse it, beyond those the
-    /// automaton needs to close from wherever the token leaves it.
-    fn spare(&self) -> Option<u64> {
+    /// The automaton and state a mask reads this string's tokens from when the length must be
+    /// checked token by token (near the bound): the counted reading is open and alive, and no
+    /// other strings run beside a narrower automaton (those beside every string are inside
+    /// it).
+    pub(crate) fn open_text(&self) -> Option<(&Arc<ByteDfa>, StateId)> {
+        let alone = self.room.is_none() || self.alt.is_none();
+        (alone && self.counted_alive() && !self.texts.is_accepting(self.text)).then_some((&self.texts, self.text))
+    }
+
+    /// Whether `token`, whose bytes stay inside the open string on the counted strings'
+    /// automaton (no closing quote), keeps this string alive: the count after it still leaves
+    /// room to close, or the other strings beside go on with it. Alive at the end means alive
+    /// throughout, since the way on from any earlier byte passes through the end.
+    pub(crate) fn stays_inside(&self, token: &[u8]) -> bool {
+        let (mut text, mut counter) = (self.text, self.counter);
+        let mut alt = self.alt.as_ref().map(|(dfa, state)| (dfa, *state));
+        for &b in token {
+            if text != DEAD {
+                text = self.texts.next(text, b);
+                counter.feed(b);
+            }
+            alt = alt.map(|(dfa, state)| (dfa, dfa.next(state, b))).filter(|(_, state)| *state != DEAD);
+        }
+        self.alive_at(text, counter.count) || alt.is_some()
+    }
+
+    /// The bytes a token may have and still be decided by the automaton alone: each adds at
+    /// most one code point, beyond those the automaton needs to close from wherever the token
+    /// leaves it. `None` without a maximum.
+    pub(crate) fn spare(&self) -> Option<u64> {
         let most = self.room.as_ref().map_or(0, |room| u64::from(room.most));
         self.range.max.map(|max| max.saturating_sub(self.counter.count.saturating_add(most)))
     }
