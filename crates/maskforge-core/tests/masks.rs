@@ -208,6 +208,28 @@ fn eager_rows_are_deduplicated_and_lazy_rows_computed_on_demand() {
     assert_eq!(lazy.row_stats().0, 1);
 }
 
+/// Near a counted string's bound, inside an escape: a token read after a backslash may add more
+/// code points than it counts on its own (`\u0041` after `\` is five: `\\`, `u0041`).
+#[test]
+fn counted_masks_inside_an_escape_near_the_bound() {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    for t in ["aaaaaaaa", "aaaa", "\\u0041", "u0041", "\\u00", "41\"", "\\\""] {
+        tokens.push(t.as_bytes().to_vec());
+    }
+    let eos = tokens.len() as u32;
+    let map = tokens.into_iter().enumerate().map(|(i, t)| (i as u32, t));
+    let vocabulary = CompiledVocabulary::try_from(Arc::new(build_vocabulary(vec![eos], map).unwrap())).unwrap();
+    for schema in [
+        r#"{"type": "string", "maxLength": 300}"#,
+        r#"{"type": "string", "maxLength": 300, "pattern": "^[a-z\\\\0-9]*$"}"#,
+    ] {
+        let bound = bind(schema, &vocabulary, BindPolicy::Adaptive);
+        for text in [format!(r#""{}\\u0""#, "a".repeat(297)), format!(r#""{}\\\\u00""#, "a".repeat(294))] {
+            assert!(walk_and_compare(&bound, text.as_bytes()) > 0, "{schema} {text}");
+        }
+    }
+}
+
 #[cfg(feature = "tokenizer-processing")]
 mod real_tokenizers {
     use super::*;
@@ -321,10 +343,11 @@ mod real_tokenizers {
     fn counted_strings_among_patterns_equal_reference_masks() {
         let words: Vec<String> = (0..29).map(|i| format!("w{}", "é".repeat(i % 7 + 2))).collect();
         let words = words.join(" ");
-        // `words`, then a 30th word of `\u0041` and b's, `length` code points in all.
+        // `words`, then a 30th word of `\u0041`, an escaped backslash, `u0041` and b's, `length`
+        // code points in all.
         let sentence = |length: usize| {
-            let b = length - words.chars().count() - 2;
-            format!(r#"{{"s": "{words} \u0041{}"}}"#, "b".repeat(b))
+            let b = length - words.chars().count() - 8;
+            format!(r#"{{"s": "{words} \u0041\\u0041{}"}}"#, "b".repeat(b))
         };
         let letters = |n: usize| "loremipsumdolorsitamet".chars().cycle().take(n).collect::<String>();
         // (schema, instance, one too long, a prefix already too long to complete)
@@ -347,7 +370,7 @@ mod real_tokenizers {
             // after any letter.
             (
                 r#"{"allOf": [{"type": "string", "maxLength": 400}, {"pattern": "^[a-z]+[0-9]{5}(-y)?$"}]}"#,
-                format!(r#""{}12345-y""#, letters(393)),
+                format!(r#""{}\u0061\u0062\u0063{}12345-y""#, letters(385), letters(5)),
                 format!(r#""{}12345-y""#, letters(394)),
                 format!(r#""{}"#, letters(396)),
             ),

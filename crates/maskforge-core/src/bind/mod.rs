@@ -22,7 +22,9 @@ use crate::error::Result;
 use crate::executable::{Backend, ExecutableSchema};
 use crate::mask;
 use crate::options::BindPolicy;
-use crate::structured::{CountedString, DocumentMatcher, FiniteKey, KeyCloses, StructuredProgram, ValueCloses};
+use crate::structured::{
+    CodePointCounter, CountedString, DocumentMatcher, FiniteKey, KeyCloses, StructuredProgram, ValueCloses,
+};
 use crate::vocabulary::{CompiledVocabulary, Descend, TokenId, TokenTrie, Vocabulary};
 
 pub(crate) use closing::{KeyTailMemo, StringMemo};
@@ -152,18 +154,25 @@ struct SharedStringRows {
     splits: Mutex<HashMap<StateId, Arc<StringSplit>>>,
     /// Tokens split for `format: "regex"` strings.
     pattern_texts: PatternTextSplits,
-    /// The tokens with bytes, longest first: near a counted string's bound only the longest
-    /// are checked one by one.
-    longest_first: OnceLock<Vec<TokenId>>,
+    /// The tokens with bytes and the code points each counts inside a string (from between
+    /// characters), most first: near a counted string's bound only those with the most are
+    /// checked one by one.
+    most_code_points_first: OnceLock<Vec<(u32, TokenId)>>,
 }
 
 impl SharedStringRows {
-    fn longest_first(&self, vocabulary: &Vocabulary) -> &[TokenId] {
-        self.longest_first.get_or_init(|| {
-            let mut tokens: Vec<(usize, TokenId)> =
-                vocabulary.tokens_with_bytes().map(|(id, bytes)| (bytes.len(), id)).collect();
+    fn most_code_points_first(&self, vocabulary: &Vocabulary) -> &[(u32, TokenId)] {
+        self.most_code_points_first.get_or_init(|| {
+            let mut tokens: Vec<(u32, TokenId)> = vocabulary
+                .tokens_with_bytes()
+                .map(|(id, bytes)| {
+                    let mut counter = CodePointCounter::default();
+                    bytes.iter().for_each(|&b| counter.feed(b));
+                    (counter.count as u32, id)
+                })
+                .collect();
             tokens.sort_unstable_by(|a, b| b.cmp(a));
-            tokens.into_iter().map(|(_, id)| id).collect()
+            tokens
         })
     }
 }
@@ -620,13 +629,22 @@ impl StructuredMasks {
     ) -> usize {
         let split = self.string_split(&self.strings, texts, state);
         out.copy_from_slice(&split.inside);
-        let short = counted.spare().unwrap_or(u64::MAX);
-        for &id in self.strings.shared.longest_first(&self.vocabulary) {
-            let bytes = self.vocabulary.token_bytes(id).expect("the list holds tokens with bytes");
-            if bytes.len() as u64 <= short {
+        // Between escapes a token adds its code points: those of at most `short` leave room to
+        // close, those of more than `left` none. Inside an escape every token is read.
+        let short = match counted.between_escapes() {
+            true => counted.spare().unwrap_or(u64::MAX),
+            false => 0,
+        };
+        let left = counted.code_points_left().unwrap_or(u64::MAX);
+        for &(code_points, id) in self.strings.shared.most_code_points_first(&self.vocabulary) {
+            if u64::from(code_points) <= short {
                 break;
             }
-            if mask::get_bit(out, id) && !counted.stays_inside(bytes) {
+            if !mask::get_bit(out, id) {
+                continue;
+            }
+            let bytes = self.vocabulary.token_bytes(id).expect("the list holds tokens with bytes");
+            if u64::from(code_points) > left || !counted.stays_inside(bytes) {
                 mask::clear_bit(out, id);
             }
         }

@@ -36,6 +36,7 @@ pub(crate) use matcher::{
     Step, SyntaxString, ValueCloses, ValueOutcome,
 };
 pub(crate) use pattern_syntax::PlainContext;
+pub(crate) use string_decoder::CodePointCounter;
 
 /// A compiled structured schema.
 #[derive(Debug)]

@@ -355,6 +355,12 @@ impl CodePointCounter {
         CodePointCounter { count: 0, ..self }
     }
 
+    /// Whether the counter stands between characters (or inside a raw UTF-8 one), not inside
+    /// an escape: a token then adds the code points it counts from a fresh counter.
+    pub(crate) fn between_escapes(&self) -> bool {
+        self.at == CounterAt::Text
+    }
+
     pub(crate) fn feed(&mut self, b: u8) {
         self.at = match self.at {
             CounterAt::Text => {

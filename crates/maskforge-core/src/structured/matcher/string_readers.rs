@@ -163,6 +163,20 @@ impl CountedString {
         self.alive_at(text, counter.count) || alt.is_some()
     }
 
+    /// The code points a token may add and keep the counted reading alive, when a token's
+    /// code points from a fresh counter are those it adds here (no escape in progress) and no
+    /// other strings run beside: a token adding more is refused. `None` otherwise.
+    pub(crate) fn code_points_left(&self) -> Option<u64> {
+        let max = self.range.max?;
+        (self.alt.is_none() && self.between_escapes()).then(|| max.saturating_sub(self.counter.count))
+    }
+
+    /// Whether no escape is in progress: a token then adds the code points it counts from a
+    /// fresh counter (inside an escape it may add more: `\u0041` after a backslash is five).
+    pub(crate) fn between_escapes(&self) -> bool {
+        self.counter.between_escapes()
+    }
+
     /// The bytes a token may have and still be decided by the automaton alone: each adds at
     /// most one code point, beyond those the automaton needs to close from wherever the token
     /// leaves it. `None` without a maximum.
