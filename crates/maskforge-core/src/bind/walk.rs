@@ -290,10 +290,7 @@ impl<'a> WalkState<'a> {
                     return Some(WalkState::InString { entry, resume, string, state: next });
                 }
                 // The string closed: the matcher decides whether it may close here.
-                if let Some(Ok(walk)) = resume.map(|r| r.close(graph, slack, &entry, path, byte)) {
-                    return walk;
-                }
-                replay(graph, slack, &entry, path, byte)
+                string_closed(graph, slack, &entry, resume, path, byte)
             }
             WalkState::InSyntax { entry, resume, mut string } => {
                 match string.feed(byte) {
@@ -304,10 +301,7 @@ impl<'a> WalkState<'a> {
                     // The string closed: the matcher decides whether it may close here.
                     _ => {}
                 }
-                if let Some(Ok(walk)) = resume.map(|r| r.close(graph, slack, &entry, path, byte)) {
-                    return walk;
-                }
-                replay(graph, slack, &entry, path, byte)
+                string_closed(graph, slack, &entry, resume, path, byte)
             }
             WalkState::InCounted { entry, resume, mut string } => {
                 match string.feed(byte) {
@@ -318,10 +312,7 @@ impl<'a> WalkState<'a> {
                     // The string closed: the matcher decides whether it may close here.
                     _ => {}
                 }
-                if let Some(Ok(walk)) = resume.map(|r| r.close(graph, slack, &entry, path, byte)) {
-                    return walk;
-                }
-                replay(graph, slack, &entry, path, byte)
+                string_closed(graph, slack, &entry, resume, path, byte)
             }
             WalkState::InNumber { entry, resume, mut number, .. } => {
                 match feed_number(&mut number, byte) {
@@ -494,6 +485,22 @@ impl<'a> WalkState<'a> {
             None => WalkState::Full(matcher),
         }
     }
+}
+
+/// The walk state after `byte` closed a string read alone: replayed on the innermost
+/// container when known (and its closes memoised), else on the entry matcher.
+fn string_closed<'a>(
+    graph: &Graph,
+    slack: u64,
+    entry: &Arc<Entry>,
+    resume: Option<Resume<'a>>,
+    path: &[u8],
+    byte: u8,
+) -> Option<WalkState<'a>> {
+    if let Some(Ok(walk)) = resume.map(|r| r.close(graph, slack, entry, path, byte)) {
+        return walk;
+    }
+    replay(graph, slack, entry, path, byte)
 }
 
 /// The entry matcher after the path's bytes since, then `byte`, as a walk state; `None` when
