@@ -3,7 +3,7 @@
 //! uniformly, and stops at EOS when allowed with probability 1/8), timing `write_mask` before
 //! every step. Exact masks make the walks the same whichever arm reads a schema, so runs with
 //! another `--max-regular-states` compare the arms on the same positions. Prints p50 / p99 /
-//! p99.9 / max / mean in µs per arm, and the slowest masks.
+//! p99.9 / max / mean in µs per arm, and the slowest masks with the text they follow.
 //!
 //! ```sh
 //! cargo run --release -p maskforge-core --features tokenizer-processing --example walk_mask_cost \
@@ -41,12 +41,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut random = Xorshift(0x9E37_79B9_7F4A_7C15 ^ (walk + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
             let mut session = bound.start_session()?;
             let mut mask = vec![0u32; bound.mask_word_count()];
+            let mut text: Vec<u8> = Vec::new();
             for step in 0..MAX_STEPS {
                 let started = Instant::now();
                 session.write_mask(&mut mask)?;
                 let us = started.elapsed().as_secs_f64() * 1e6;
                 times.entry(arm).or_default().push(us);
-                slowest.push((us, format!("{path} ({arm}) walk {walk} step {step}")));
+                slowest.push((
+                    us,
+                    format!(
+                        "{path} ({arm}) walk {walk} step {step} {:?}",
+                        String::from_utf8_lossy(&text[text.len().saturating_sub(60)..])
+                    ),
+                ));
                 cost_support::keep_slowest(&mut slowest);
                 let allowed = allowed_ids(&mask);
                 if allowed.is_empty() || (eos.iter().any(|e| allowed.contains(e)) && random.next() % 8 == 0) {
@@ -56,6 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if eos.contains(&token) {
                     break;
                 }
+                text.extend_from_slice(vocabulary.vocabulary().token_bytes(token).unwrap_or(b""));
                 session.advance(token)?;
             }
         }

@@ -158,7 +158,25 @@ struct SharedStringRows {
     /// characters), most first: near a counted string's bound only those with the most are
     /// checked one by one.
     most_code_points_first: OnceLock<Vec<(u32, TokenId)>>,
+    /// `at_most_code_points[k]`: the tokens with bytes that count at most `k` code points, as a
+    /// mask (made on first use). Near a bound a string keeps the tokens that fit with one AND
+    /// instead of clearing the longer ones bit by bit, a whole vocabulary's worth.
+    at_most_code_points: CodePointLevels,
 }
+
+/// See [`SharedStringRows::at_most_code_points`].
+#[derive(Debug)]
+struct CodePointLevels([OnceLock<Box<[u32]>>; AT_MOST_CODE_POINT_LEVELS]);
+
+impl Default for CodePointLevels {
+    fn default() -> Self {
+        CodePointLevels(std::array::from_fn(|_| OnceLock::new()))
+    }
+}
+
+/// The room left ([`SharedStringRows::at_most_code_points`]) up to which a mask of the tokens
+/// that fit is kept; with more left, the few tokens longer than it are cleared one by one.
+const AT_MOST_CODE_POINT_LEVELS: usize = 64;
 
 impl SharedStringRows {
     fn most_code_points_first(&self, vocabulary: &Vocabulary) -> &[(u32, TokenId)] {
@@ -174,6 +192,43 @@ impl SharedStringRows {
             tokens.sort_unstable_by(|a, b| b.cmp(a));
             tokens
         })
+    }
+
+    /// Clears in `out` every token with bytes that counts more than `left` code points.
+    fn clear_longer_than(&self, vocabulary: &Vocabulary, left: u64, out: &mut [u32]) {
+        let tokens = self.most_code_points_first(vocabulary);
+        match self.at_most_code_points.0.get(left as usize) {
+            Some(level) => {
+                let fitting = level.get_or_init(|| {
+                    let mut fitting = vec![0u32; out.len()];
+                    for &(_, id) in tokens.iter().rev().take_while(|&&(code_points, _)| u64::from(code_points) <= left)
+                    {
+                        mask::set_bit(&mut fitting, id);
+                    }
+                    // Tokens without bytes are not strings' to decide: kept as they are.
+                    for id in 0..(out.len() * 32) as u32 {
+                        if vocabulary.token_bytes(id).is_none() {
+                            mask::set_bit(&mut fitting, id);
+                        }
+                    }
+                    fitting.into_boxed_slice()
+                });
+                out.iter_mut().zip(fitting.iter()).for_each(|(word, keep)| *word &= keep);
+            }
+            None => {
+                for &(_, id) in tokens.iter().take_while(|&&(code_points, _)| u64::from(code_points) > left) {
+                    mask::clear_bit(out, id);
+                }
+            }
+        }
+    }
+
+    /// The tokens with bytes that count more than `short` and at most `left` code points.
+    fn counting_between(&self, vocabulary: &Vocabulary, short: u64, left: u64) -> &[(u32, TokenId)] {
+        let tokens = self.most_code_points_first(vocabulary);
+        let start = tokens.partition_point(|&(code_points, _)| u64::from(code_points) > left);
+        let end = tokens.partition_point(|&(code_points, _)| u64::from(code_points) > short);
+        &tokens[start..end.max(start)]
     }
 }
 
@@ -636,15 +691,13 @@ impl StructuredMasks {
             false => 0,
         };
         let left = counted.code_points_left().unwrap_or(u64::MAX);
-        for &(code_points, id) in self.strings.shared.most_code_points_first(&self.vocabulary) {
-            if u64::from(code_points) <= short {
-                break;
-            }
-            if !mask::get_bit(out, id) {
-                continue;
-            }
+        let shared = &self.strings.shared;
+        if left < u64::MAX {
+            shared.clear_longer_than(&self.vocabulary, left, out);
+        }
+        for &(_, id) in shared.counting_between(&self.vocabulary, short, left) {
             let bytes = self.vocabulary.token_bytes(id).expect("the list holds tokens with bytes");
-            if u64::from(code_points) > left || !counted.stays_inside(bytes) {
+            if mask::get_bit(out, id) && !counted.stays_inside(bytes) {
                 mask::clear_bit(out, id);
             }
         }
