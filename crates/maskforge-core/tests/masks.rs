@@ -389,6 +389,53 @@ mod real_tokenizers {
         }
     }
 
+    /// Plain strings within short length bounds, which the structured arm counts beside every
+    /// string instead of unrolling (except where keys or unique items read their automaton):
+    /// values, items, a union of two ranges, `propertyNames`, `uniqueItems`, an `if` probe.
+    /// Each instance meets its bounds exactly, escapes and multi-byte code points included,
+    /// and each schema refuses one code point more.
+    #[test]
+    fn short_length_bounds_on_the_structured_arm_equal_reference_masks() {
+        // (schema, instance, one too long, a prefix already too long to complete)
+        let cases: Vec<(&str, &str, &str, &str)> = vec![
+            (
+                r#"{"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "tag": {"type": "string", "minLength": 2, "maxLength": 5}, "n": {"type": "integer", "minimum": 0}}}"#,
+                r#"{"name": "h\u00e9llo w\nrlé!", "tag": "éééab", "n": 3}"#,
+                r#"{"name": "h\u00e9llo w\nrlé!?"}"#,
+                r#"{"name": "abcdefghijklm"#,
+            ),
+            (
+                r#"{"type": "array", "items": {"anyOf": [{"type": "string", "maxLength": 2}, {"type": "string", "minLength": 5, "maxLength": 6}, {"type": "integer", "minimum": 3}]}}"#,
+                r#"["a", "", "abcde", "ab\"def", 7]"#,
+                r#"["abc"]"#,
+                r#"["abcdefg"#,
+            ),
+            (
+                r#"{"type": "object", "propertyNames": {"maxLength": 4}, "additionalProperties": {"type": "array", "uniqueItems": true, "items": {"type": "string", "maxLength": 3}}, "minProperties": 1}"#,
+                r#"{"abcd": ["ab", "c", "déf"], "é": []}"#,
+                r#"{"abcde": []}"#,
+                r#"{"abcde"#,
+            ),
+            (
+                r#"{"type": "object", "properties": {"k": {"type": "string", "maxLength": 8}, "x": {"type": "integer", "minimum": 1}}, "if": {"properties": {"k": {"maxLength": 2}}}, "then": {"required": ["x"]}}"#,
+                r#"{"k": "ab", "x": 1}"#,
+                r#"{"k": "abcdefghi"}"#,
+                r#"{"k": "abcdefghi"#,
+            ),
+        ];
+        for name in ["gpt2.tokenizer.json", "mistral-v3.tokenizer.json"] {
+            let vocabulary = load(name);
+            for (schema, text, too_long, dead) in &cases {
+                let bound = bind(schema, &vocabulary, BindPolicy::Adaptive);
+                assert_eq!(bound.executable().backend_name(), "structured", "{schema}");
+                assert!(walk_and_compare(&bound, text.as_bytes()) > 0, "{schema}");
+                assert!(!bound.executable().accepts(too_long.as_bytes()), "{too_long}");
+                let live = |prefix: &str| bound.executable().start_matcher().feed(prefix.as_bytes());
+                assert!(live(&dead[..dead.len() - 1]) && !live(dead), "{dead}");
+            }
+        }
+    }
+
     #[test]
     fn fast_masks_equal_reference_masks_on_gpt2_and_mistral() {
         for name in ["gpt2.tokenizer.json", "mistral-v3.tokenizer.json"] {

@@ -158,24 +158,15 @@ struct SharedStringRows {
     /// characters), most first: near a counted string's bound only those with the most are
     /// checked one by one.
     most_code_points_first: OnceLock<Vec<(u32, TokenId)>>,
-    /// `at_most_code_points[k]`: the tokens with bytes that count at most `k` code points, as a
-    /// mask (made on first use). Near a bound a string keeps the tokens that fit with one AND
-    /// instead of clearing the longer ones bit by bit, a whole vocabulary's worth.
-    at_most_code_points: CodePointLevels,
+    /// `at_most_code_points[k]`: the tokens with bytes that count at most `k` code points, and
+    /// those without bytes, as masks (made on first use, every level at once). Near a bound a
+    /// string keeps the tokens that fit with one AND instead of clearing the longer ones bit by
+    /// bit, a whole vocabulary's worth.
+    at_most_code_points: OnceLock<Vec<Box<[u32]>>>,
 }
 
-/// See [`SharedStringRows::at_most_code_points`].
-#[derive(Debug)]
-struct CodePointLevels([OnceLock<Box<[u32]>>; AT_MOST_CODE_POINT_LEVELS]);
-
-impl Default for CodePointLevels {
-    fn default() -> Self {
-        CodePointLevels(std::array::from_fn(|_| OnceLock::new()))
-    }
-}
-
-/// The room left ([`SharedStringRows::at_most_code_points`]) up to which a mask of the tokens
-/// that fit is kept; with more left, the few tokens longer than it are cleared one by one.
+/// The room left up to which [`SharedStringRows::at_most_code_points`] keeps a mask of the
+/// tokens that fit; with more left, the few tokens longer than it are cleared one by one.
 const AT_MOST_CODE_POINT_LEVELS: usize = 64;
 
 impl SharedStringRows {
@@ -197,24 +188,26 @@ impl SharedStringRows {
     /// Clears in `out` every token with bytes that counts more than `left` code points.
     fn clear_longer_than(&self, vocabulary: &Vocabulary, left: u64, out: &mut [u32]) {
         let tokens = self.most_code_points_first(vocabulary);
-        match self.at_most_code_points.0.get(left as usize) {
-            Some(level) => {
-                let fitting = level.get_or_init(|| {
-                    let mut fitting = vec![0u32; out.len()];
-                    for &(_, id) in tokens.iter().rev().take_while(|&&(code_points, _)| u64::from(code_points) <= left)
-                    {
+        let levels = self.at_most_code_points.get_or_init(|| {
+            let mut fitting = vec![0u32; out.len()];
+            // Tokens without bytes are not strings' to decide: kept as they are.
+            for id in 0..(out.len() * 32) as TokenId {
+                if vocabulary.token_bytes(id).is_none() {
+                    mask::set_bit(&mut fitting, id);
+                }
+            }
+            let mut fewest_first = tokens.iter().rev().peekable();
+            (0..AT_MOST_CODE_POINT_LEVELS as u32)
+                .map(|level| {
+                    while let Some(&(_, id)) = fewest_first.next_if(|&&(code_points, _)| code_points <= level) {
                         mask::set_bit(&mut fitting, id);
                     }
-                    // Tokens without bytes are not strings' to decide: kept as they are.
-                    for id in 0..(out.len() * 32) as u32 {
-                        if vocabulary.token_bytes(id).is_none() {
-                            mask::set_bit(&mut fitting, id);
-                        }
-                    }
-                    fitting.into_boxed_slice()
-                });
-                out.iter_mut().zip(fitting.iter()).for_each(|(word, keep)| *word &= keep);
-            }
+                    fitting.clone().into_boxed_slice()
+                })
+                .collect()
+        });
+        match levels.get(left as usize) {
+            Some(fitting) => out.iter_mut().zip(fitting.iter()).for_each(|(word, keep)| *word &= keep),
             None => {
                 for &(_, id) in tokens.iter().take_while(|&&(code_points, _)| u64::from(code_points) > left) {
                     mask::clear_bit(out, id);

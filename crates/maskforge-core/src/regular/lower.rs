@@ -238,7 +238,7 @@ impl<'a> Lowering<'a> {
         let narrowed = match string_language(object.map, pointer, self.draft, self.options) {
             Ok(StringLanguage::Any) => TypeLang::Any,
             Ok(StringLanguage::Texts(dfa)) if dfa.is_empty_language() => TypeLang::Excluded,
-            Ok(StringLanguage::Texts(dfa)) => TypeLang::Lang(Re::Dfa(dfa)),
+            Ok(StringLanguage::Texts(dfa) | StringLanguage::Bounded { texts: dfa, .. }) => TypeLang::Lang(Re::Dfa(dfa)),
             Ok(StringLanguage::Counted { .. }) => TypeLang::Unsupported(structured(
                 pointer,
                 "maxLength",

@@ -59,6 +59,11 @@ pub(crate) enum StringLanguage {
     Any,
     /// The JSON texts (quotes included, every spelling) of the admitted strings.
     Texts(Arc<ByteDfa>),
+    /// Every string whose length is in the range, a maximum of at most [`MAX_LENGTH_BOUND`]
+    /// and no other string keyword: `texts` unrolls the range into an automaton (one state per
+    /// position), which the regular arm reads; the structured arm counts code points instead
+    /// where the automaton's states are not needed.
+    Bounded { range: LengthRange, texts: Arc<ByteDfa> },
     /// Every string whose length is in the range, among the strings of `within` when it is set
     /// (a pattern or format), when a bound is too large to unroll into an automaton: the
     /// structured arm counts code points beside the automaton instead.
@@ -284,11 +289,15 @@ pub(crate) fn string_language(
     if parts.is_empty() {
         return Ok(StringLanguage::Any);
     }
+    let length_alone = matches!(&parts[..], [(TextKey::Length(..), _)]);
     let language = intersection(parts, max_states, pointer)?;
     if syntax == Some(StringSyntax::Pattern) {
         return Ok(StringLanguage::PatternsAmong(language));
     }
-    Ok(StringLanguage::Texts(language))
+    match short_bounds {
+        Some(range) if length_alone && range.max.is_some() => Ok(StringLanguage::Bounded { range, texts: language }),
+        _ => Ok(StringLanguage::Texts(language)),
+    }
 }
 
 /// The strings every part admits (at least one part), cached by the parts' keys.

@@ -508,6 +508,10 @@ impl<'a> Lowering<'a> {
             StringLanguage::Any => (Some(Arc::clone(&self.graph.any_string)), None, None),
             StringLanguage::Texts(dfa) if dfa.is_empty_language() => (None, None, None),
             StringLanguage::Texts(dfa) => (Some(dfa), None, None),
+            StringLanguage::Bounded { range, texts } => {
+                self.graph.remember_bounded(&texts, range);
+                (Some(texts), None, None)
+            }
             StringLanguage::Counted { range, within } => {
                 let counted = self.graph.counted(range, within).map_err(|e| {
                     let d = super::graph_diagnostic(e);

@@ -190,6 +190,52 @@ impl Graph {
     }
 }
 
+impl Graph {
+    /// Remembers `texts` as the strings whose length is in `range` (a maximum of at most
+    /// [`MAX_LENGTH_BOUND`]), unrolled: see [`Graph::count_bounded_strings`].
+    pub(crate) fn remember_bounded(&mut self, texts: &Arc<ByteDfa>, range: LengthRange) {
+        let canonical = self.canonical(texts);
+        for dfa in [texts, &canonical] {
+            self.bounded_strings.insert(AutomatonId::of(dfa), (Arc::clone(dfa), range));
+        }
+    }
+
+    /// Once the graph is finished, nodes whose strings are plain strings within short length
+    /// bounds count them beside every string instead ([`CountedStrings`]): the unrolled
+    /// automaton the algebra used has a state per position, and each state's first mask would
+    /// split the vocabulary apart (milliseconds each on a large vocabulary), where counted
+    /// strings share the rows of every string. Keys (`propertyNames`) and items under
+    /// `uniqueItems` keep their automaton, whose states those readings ask about; with
+    /// `uniqueItems` over arrays or objects, every string does.
+    pub(super) fn count_bounded_strings(&mut self, composite_unique_items: bool) {
+        if self.bounded_strings.is_empty() || composite_unique_items {
+            return;
+        }
+        let mut kept: HashSet<super::NodeId> = HashSet::new();
+        for node in &self.nodes {
+            kept.extend(node.objects.iter().filter_map(|shape| shape.names));
+            for shape in node.arrays.iter().filter(|shape| shape.unique.is_some()) {
+                kept.extend(shape.prefix.iter().copied().chain([shape.rest]));
+            }
+        }
+        for (id, node) in self.nodes.iter_mut().enumerate() {
+            if kept.contains(&(id as super::NodeId)) || node.counted_strings.is_some() || node.syntax_strings.is_some()
+            {
+                continue;
+            }
+            let Some(dfa) = &node.strings else { continue };
+            let address = AutomatonId::of(dfa);
+            let canonical = self.canonical_by_address.get(&address).map(|(_, canonical)| AutomatonId::of(canonical));
+            let known =
+                self.bounded_strings.get(&address).or_else(|| canonical.and_then(|c| self.bounded_strings.get(&c)));
+            if let Some(&(_, range)) = known {
+                node.strings = None;
+                node.counted_strings = Some(CountedStrings::of_length(range));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +244,35 @@ mod tests {
     fn pattern_texts(pattern: &str) -> Arc<ByteDfa> {
         let decoded = ecma::pattern_language(pattern, 10_000).expect("a pattern");
         Arc::new(json_escapes::json_strings_decoding_to(&decoded, 10_000).expect("small"))
+    }
+
+    #[test]
+    fn short_plain_bounds_are_counted_where_no_reading_needs_their_states() {
+        let program = crate::structured::lowered(
+            r#"{"type": "object", "properties": {
+                "name": {"type": "string", "maxLength": 12},
+                "either": {"anyOf": [{"maxLength": 2}, {"minLength": 5, "maxLength": 6}]},
+                "tags": {"type": "array", "uniqueItems": true, "items": {"type": "string", "maxLength": 3}},
+                "map": {"type": "object", "propertyNames": {"maxLength": 4}, "additionalProperties": {"maxLength": 7}}
+            }}"#,
+        )
+        .expect("compiles");
+        let graph = &program.graph;
+        let shape = &graph.node(program.root).objects[0];
+        let property = |name: &str| graph.node(shape.properties[name]);
+        let counted = |node: &super::super::Node| node.counted_strings.as_ref().map(|c| (c.range, c.within.is_some()));
+        let range = |min, max| Some((LengthRange { min, max: Some(max) }, false));
+        assert_eq!(counted(property("name")), range(0, 12));
+        assert!(property("name").strings.is_none());
+        // A union of two ranges is one automaton: not a range, so not counted.
+        assert!(counted(property("either")).is_none() && property("either").strings.is_some());
+        // Items under `uniqueItems` and keys keep their automaton; the values beside keys do not.
+        let items = graph.node(property("tags").arrays[0].rest);
+        assert!(counted(items).is_none() && items.strings.is_some());
+        let map = &property("map").objects[0];
+        let names = graph.node(map.names.expect("propertyNames"));
+        assert!(counted(names).is_none() && names.strings.is_some());
+        assert_eq!(counted(graph.node(map.other)), range(0, 7));
     }
 
     #[test]

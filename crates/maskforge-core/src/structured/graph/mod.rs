@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 use super::pattern_syntax::is_pattern;
 use crate::automata::{ecma, json, AutomatonId, ByteDfa, StateId, DEAD};
 use crate::numbers::NumberConstraints;
-use crate::schema::strings::StringSyntax;
+use crate::schema::strings::{LengthRange, StringSyntax};
 
 mod algebra;
 mod counted;
@@ -645,6 +645,9 @@ pub(crate) struct Graph {
     /// For the automata of counted strings other than every string (by address): the code
     /// points each state needs to close.
     pub(crate) code_point_rooms: HashMap<AutomatonId, Arc<CodePointRoom>>,
+    /// The automata of plain strings within short length bounds (by address and by their
+    /// canonical automaton's address, held alive here): see [`Graph::count_bounded_strings`].
+    bounded_strings: HashMap<AutomatonId, (Arc<ByteDfa>, LengthRange)>,
     /// For items under `uniqueItems` with finitely many values: those values.
     pub(crate) finite_domains: FiniteDomains,
     /// Whether each node has infinitely many values (set with satisfiability; a sound
@@ -728,6 +731,7 @@ impl Graph {
             kinds: None,
             unbounded_strings: HashMap::new(),
             code_point_rooms: HashMap::new(),
+            bounded_strings: HashMap::new(),
             finite_domains: HashMap::new(),
             infinite: Vec::new(),
             string_products: HashMap::new(),
@@ -1054,6 +1058,7 @@ impl Graph {
             });
         }
         self.allow_pattern_keys()?;
+        self.count_bounded_strings(!composite_items.is_empty());
         Ok(())
     }
 

@@ -139,15 +139,21 @@ impl OpenValue {
     /// when one track reads it through containers that only hand it bytes (as for
     /// [`OpenValue::string_contexts`], with a single track at each level): a mask's walk may
     /// then carry the string's reading alone until it closes.
+    ///
+    /// Several tracks may read one counted string alike (the same property of several object
+    /// shapes under `anyOf`): their readings are then one.
     fn lone_read_string(&self) -> Option<&OpenValue> {
         match self {
             OpenValue::Syntax(_) | OpenValue::Counted(_) => Some(self),
             OpenValue::Object(o) if o.phase == ObjectPhase::InValue => match &o.tracks[..] {
                 [track] => track.child.as_deref()?.lone_read_string(),
-                _ => None,
+                tracks => counted_alike(tracks.iter().map(|t| t.child.as_deref())),
             },
             OpenValue::Array(a) if a.phase == ArrayPhase::InItem => match &a.tracks[..] {
                 [track] if track.seen.is_none() => track.child.as_deref()?.lone_read_string(),
+                tracks if tracks.iter().all(|t| t.seen.is_none()) => {
+                    counted_alike(tracks.iter().map(|t| t.child.as_deref()))
+                }
                 _ => None,
             },
             _ => None,
@@ -383,4 +389,19 @@ impl ObjectTrack {
         let live = self.context_key != DEAD && keys.context_from[self.context_key as usize];
         (live && room_for_unnamed_key(graph, shape, &self.seen, self.pending)).then_some((text, self.context_key))
     }
+}
+
+/// The counted string every one of `children` reads alone, when they all read it alike.
+fn counted_alike<'a>(children: impl Iterator<Item = Option<&'a OpenValue>>) -> Option<&'a OpenValue> {
+    let mut first: Option<(&OpenValue, &CountedString)> = None;
+    for child in children {
+        let read = child?.lone_read_string()?;
+        let OpenValue::Counted(counted) = read else { return None };
+        match first {
+            None => first = Some((read, counted)),
+            Some((_, kept)) if kept.reads_alike(counted) => {}
+            Some(_) => return None,
+        }
+    }
+    first.map(|(read, _)| read)
 }

@@ -119,6 +119,24 @@ impl SyntaxReading {
 }
 
 impl CountedString {
+    /// Whether `other` is this reading: the same strings, counted to the same point.
+    pub(super) fn reads_alike(&self, other: &CountedString) -> bool {
+        let same_room = match (&self.room, &other.room) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        let same_alt = match (&self.alt, &other.alt) {
+            (Some((a, s)), Some((b, t))) => Arc::ptr_eq(a, b) && s == t,
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        self.text == other.text
+            && Arc::ptr_eq(&self.texts, &other.texts)
+            && same_room
+            && self.counter == other.counter
+            && self.range == other.range
+            && same_alt
+    }
+
     /// Whether the length reading can still end in range: while open, every string may grow to
     /// the minimum and the automaton's fewest code points to a close fit under the maximum;
     /// once closed, the count is in range.
