@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run --release -p maskforge-core --features tokenizer-processing --example first_mask_cost \
-//!     -- [--max-regular-states N] path/to/tokenizer.json SCHEMA.json...
+//!     -- [--max-regular-states N] [--max-length-product-states N] path/to/tokenizer.json SCHEMA.json...
 //! ```
 
 use std::sync::Arc;
@@ -18,7 +18,8 @@ mod cost_support;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1).peekable();
     let options = cost_support::uncached_options(&mut args)?;
-    let usage = "usage: first_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMA.json...";
+    let usage =
+        "usage: first_mask_cost [--max-regular-states N] [--max-length-product-states N] TOKENIZER.json SCHEMA.json...";
     let vocabulary = CompiledVocabulary::try_from(Arc::new(cost_support::vocabulary(&mut args, usage)?))?;
     let ms = |started: Instant| started.elapsed().as_secs_f64() * 1e3;
     for path in args {

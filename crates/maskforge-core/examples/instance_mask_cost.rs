@@ -6,7 +6,7 @@
 //!
 //! ```sh
 //! cargo run --release -p maskforge-core --features tokenizer-processing --example instance_mask_cost \
-//!     -- [--max-regular-states N] path/to/tokenizer.json path/to/schemastore [NAME]
+//!     -- [--max-regular-states N] [--max-length-product-states N] path/to/tokenizer.json path/to/schemastore [NAME]
 //! ```
 
 use std::collections::HashMap;
@@ -21,7 +21,7 @@ mod cost_support;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1).peekable();
     let options = cost_support::uncached_options(&mut args)?;
-    let usage = "usage: instance_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMASTORE_DIR [NAME]";
+    let usage = "usage: instance_mask_cost [--max-regular-states N] [--max-length-product-states N] TOKENIZER.json SCHEMASTORE_DIR [NAME]";
     let vocabulary = cost_support::vocabulary(&mut args, usage)?;
     let store = args.next().ok_or(usage)?;
     // Optionally only the schemas whose name contains this text.

@@ -7,7 +7,7 @@
 //!
 //! ```sh
 //! cargo run --release -p maskforge-core --features tokenizer-processing --example walk_mask_cost \
-//!     -- [--max-regular-states N] path/to/tokenizer.json SCHEMA.json...
+//!     -- [--max-regular-states N] [--max-length-product-states N] path/to/tokenizer.json SCHEMA.json...
 //! ```
 
 use std::collections::HashMap;
@@ -25,7 +25,8 @@ const MAX_STEPS: usize = 256;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1).peekable();
     let options = cost_support::uncached_options(&mut args)?;
-    let usage = "usage: walk_mask_cost [--max-regular-states N] TOKENIZER.json SCHEMA.json...";
+    let usage =
+        "usage: walk_mask_cost [--max-regular-states N] [--max-length-product-states N] TOKENIZER.json SCHEMA.json...";
     let vocabulary = CompiledVocabulary::try_from(Arc::new(cost_support::vocabulary(&mut args, usage)?))?;
 
     let mut times: HashMap<&'static str, Vec<f64>> = HashMap::new();

@@ -10,13 +10,17 @@ use std::iter::Peekable;
 use maskforge_core::{CompilerOptions, TokenizerJsonOptions, Vocabulary};
 
 /// Compiler options without caches, so that every schema pays its own compile, and
-/// `--max-regular-states N` when the arguments start with it (the arm choice's knob).
+/// `--max-regular-states N` and `--max-length-product-states N` when the arguments start with
+/// them (the arm choice's and the length products' knobs).
 pub fn uncached_options(args: &mut Peekable<impl Iterator<Item = String>>) -> Result<CompilerOptions, String> {
     let mut options = CompilerOptions::default();
-    if args.peek().map(String::as_str) == Some("--max-regular-states") {
-        args.next();
-        let bound = args.next().ok_or("--max-regular-states needs a number")?;
-        options.limits.max_regular_states = bound.parse().map_err(|e| format!("--max-regular-states: {e}"))?;
+    while let Some(flag) = args.next_if(|a| a == "--max-regular-states" || a == "--max-length-product-states") {
+        let bound: usize =
+            args.next().ok_or(format!("{flag} needs a number"))?.parse().map_err(|e| format!("{flag}: {e}"))?;
+        match flag.as_str() {
+            "--max-regular-states" => options.limits.max_regular_states = bound,
+            _ => options.limits.max_length_product_states = bound,
+        }
     }
     options.executable_cache_bytes = 0;
     options.trie_cache_bytes = 0;
