@@ -674,6 +674,16 @@ mod tests {
     }
 
     #[test]
+    fn length_automata_built_directly_equal_the_unrolled_expression() {
+        for (min, max) in [(0, Some(0)), (0, Some(5)), (2, Some(3)), (3, None), (0, None), (7, Some(7)), (1, Some(40))]
+        {
+            let direct = json::string_with_length_dfa(min, max, 100_000).unwrap();
+            assert!(same_language(&direct, &compile(&string_with_length(min, max))), "{min} {max:?}");
+        }
+        assert!(json::string_with_length_dfa(0, Some(255), 100).is_err());
+    }
+
+    #[test]
     fn lengths_count_code_points_in_every_spelling() {
         let decoded = compile(&Re::repeat(any_scalar(), 2, Some(3)));
         let json = json_strings_decoding_to(&decoded, 100_000).unwrap();

@@ -248,10 +248,14 @@ pub(crate) fn string_language(
                 parts.push((
                     key.clone(),
                     cached_text(key, max_states, pointer, "maxLength", || {
-                        let re = json::string_with_length(range.min as u32, range.max.map(|m| m as u32));
-                        re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
-                            (DiagnosticCode::ResourceLimit, format!("the length automaton exceeds {max_states} states"))
-                        })
+                        json::string_with_length_dfa(range.min as u32, range.max.map(|m| m as u32), max_states).map_err(
+                            |_| {
+                                (
+                                    DiagnosticCode::ResourceLimit,
+                                    format!("the length automaton exceeds {max_states} states"),
+                                )
+                            },
+                        )
                     })?,
                 ));
             }
@@ -276,8 +280,7 @@ pub(crate) fn string_language(
             parts.push((
                 key.clone(),
                 cached_text(key, max_states, pointer, "minLength", || {
-                    let re = json::string_with_length(range.min as u32, None);
-                    re.compile(max_states, options.limits.max_nfa_states).map_err(|_| {
+                    json::string_with_length_dfa(range.min as u32, None, max_states).map_err(|_| {
                         (DiagnosticCode::ResourceLimit, format!("the length automaton exceeds {max_states} states"))
                     })
                 })?,

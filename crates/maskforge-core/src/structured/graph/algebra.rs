@@ -262,8 +262,7 @@ impl Graph {
             return Ok(None);
         }
         let max = range.max.map(|m| m.min(MAX_LENGTH_BOUND) as u32);
-        let lengths = json::string_with_length(range.min as u32, max)
-            .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
+        let lengths = json::string_with_length_dfa(range.min as u32, max, self.max_dfa_states)
             .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?;
         let within = dfa.intersect(&lengths, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?;
         Ok((!within.is_empty_language()).then_some(within))
@@ -522,8 +521,7 @@ impl Graph {
                 }
                 (min, Some(max)) if min <= MAX_LENGTH_BOUND + 1 => {
                     // Shorter ones in an automaton, longer ones counted.
-                    let shorter = json::string_with_length(0, Some(min as u32 - 1))
-                        .compile(self.max_dfa_states, self.max_dfa_states.saturating_mul(10))
+                    let shorter = json::string_with_length_dfa(0, Some(min as u32 - 1), self.max_dfa_states)
                         .map_err(|_| GraphError::TooManyStates(self.max_dfa_states))?;
                     (Some(Arc::new(shorter)), Some(CountedStrings::of_length(LengthRange { min: max + 1, max: None })))
                 }

@@ -169,8 +169,7 @@ impl Graph {
             within
         } else if range.min <= MAX_LENGTH_BOUND {
             let limit = self.max_dfa_states;
-            let longer = json::string_with_length(range.min as u32, None)
-                .compile(limit, limit.saturating_mul(10))
+            let longer = json::string_with_length_dfa(range.min as u32, None, limit)
                 .map_err(|_| GraphError::TooManyStates(limit))?;
             let both = within.intersect(&longer, limit).map_err(|e| GraphError::TooManyStates(e.limit))?;
             self.canonical(&Arc::new(both))
