@@ -9,6 +9,7 @@ from importlib import resources
 
 import pytest
 
+import maskforge
 from maskforge.__main__ import main
 
 
@@ -29,7 +30,9 @@ def test_demo_runs_as_module():
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert any(line.startswith("backend: regular") for line in lines)
+    schema = (resources.files("maskforge") / "data" / "demo.schema.json").read_text(encoding="utf-8")
+    backend = maskforge.Compiler().compile(schema).backend
+    assert f"backend: {backend}" in [line.split(",")[0] for line in lines]
     steps = [line for line in lines if line[:4].strip().isdigit()]
     assert len(steps) > 10
     assert "EOS allowed: True" in result.stdout

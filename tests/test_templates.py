@@ -324,6 +324,12 @@ def test_structured_tool_arguments_admit_exactly_the_format():
     assert_language(program, lambda s: hermes_oracle(s, schemas), STRUCTURED_SAMPLES, random.Random(3), 600)
     parsed = template.parse(STRUCTURED_SAMPLES[1])
     assert parsed.calls[1].arguments == tools["forecast"](city="R", days=14)
+    # Calls optional after free text: the call part is one hole, entered from the free text or
+    # from the repeat after it, and the language is still exactly the format's.
+    optional = maskforge.Compiler().compile_template(t.tool_calls(tools, required=False, ordered=False))
+    assert optional.backend == "composite"
+    assert optional.accepts(b"No call needed.")
+    assert_language(optional, lambda s: hermes_oracle(s, schemas, True, False), STRUCTURED_SAMPLES, random.Random(5), 600)
 
 
 def test_hermes_parse_returns_validated_calls():

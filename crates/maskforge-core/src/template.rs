@@ -17,6 +17,7 @@
 //!          "triggers": ["..."], "at_least_one": bool, "stop_after_first": bool}
 //! ```
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -30,7 +31,8 @@ use crate::schema::SchemaDocument;
 /// The texts `template` describes: one automaton, and the holes in it of the JSON parts whose
 /// schemas need the structured arm (see [`crate::composite`]).
 pub(crate) fn template_language(template: &Value, options: &CompilerOptions) -> Result<TemplateLanguage> {
-    let mut lowering = Lowering { options, any_text: None, holes: Vec::new(), specials: Vec::new() };
+    let mut lowering =
+        Lowering { options, any_text: None, holes: Vec::new(), specials: Vec::new(), json_parts: HashMap::new() };
     let re = lowering.part(template, "", 0)?;
     let language = compile(&re, options, "", "template")?;
     if language.is_empty_language() {
@@ -55,6 +57,11 @@ struct Lowering<'a> {
     holes: Vec<Hole>,
     /// The special tokens placed, by name, in the order of their markers.
     specials: Vec<String>,
+    /// Each distinct JSON part lowered, by its text. A part that occurs twice is one hole: the
+    /// same marker at both places lets the automaton merge them where the template cannot tell
+    /// which of the two a text is in (free text that may end before a repeated call), and the
+    /// part is compiled once.
+    json_parts: HashMap<String, Re>,
 }
 
 impl Lowering<'_> {
@@ -126,7 +133,15 @@ impl Lowering<'_> {
                 })?;
                 Ok(Re::Dfa(Arc::new(language)))
             }
-            "json" => self.json_value(part, pointer),
+            "json" => {
+                let key = Value::Object(part.clone()).to_string();
+                if let Some(lowered) = self.json_parts.get(&key) {
+                    return Ok(lowered.clone());
+                }
+                let lowered = self.json_value(part, pointer)?;
+                self.json_parts.insert(key, lowered.clone());
+                Ok(lowered)
+            }
             "choice" => {
                 let Value::Array(items) = &part[kind] else {
                     return Err(invalid(
