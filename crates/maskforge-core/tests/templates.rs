@@ -222,6 +222,24 @@ fn templates() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["<think>x</think>{\"n\": 3}", "<think></think>\n {\"n\":-1, \"more\": [1]} "],
         ),
         (
+            // Optional calls after free text, then more: the one call part is entered from the free
+            // text's tag or from the repeat after text with no tag, which the template cannot tell apart.
+            "a structured part at two places",
+            {
+                let call = json!({"json": {"type": "object", "properties": {"days": {"type": "integer", "minimum": 1}},
+                                           "required": ["days"]}, "max_whitespace": 1});
+                json!([{"tags": [{"begin": "<tool_call>\n", "content": call, "end": "\n</tool_call>"}],
+                        "triggers": ["<tool_call>"], "stop_after_first": true},
+                       {"repeat": ["\n", "<tool_call>\n", call, "\n</tool_call>"], "min": 0}])
+            },
+            vec![
+                "",
+                "ok",
+                "ok\n<tool_call>\n{\"days\": 3}\n</tool_call>",
+                "<tool_call>\n{\"days\": 1, \"x\": [2]} \n</tool_call>\n<tool_call>\n{\"days\":2}\n</tool_call>",
+            ],
+        ),
+        (
             "triggers that straddle into the begin",
             json!({"tags": [{"begin": "aab", "content": {"regex": "[0-9]"}, "end": ";"}], "triggers": ["aa"]}),
             vec!["x", "aab1;", "xaab2;b", "aab1;aab2;"],
@@ -267,8 +285,13 @@ fn a_template_accepts_what_its_reference_matcher_accepts() {
     for (label, template, seeds) in templates() {
         let program = Compiler::without_cache().compile_template_value(&template).unwrap();
         assert_eq!(program.executable().output(), Output::Text);
-        let structured =
-            ["integer part", "number then text", "structured tool calls", "reasoning then a structured value"];
+        let structured = [
+            "integer part",
+            "number then text",
+            "structured tool calls",
+            "reasoning then a structured value",
+            "a structured part at two places",
+        ];
         let backend = if structured.contains(&label) { "composite" } else { "regular" };
         assert_eq!(program.executable().backend_name(), backend, "{label}");
         for seed in &seeds {
