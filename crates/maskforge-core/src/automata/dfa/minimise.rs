@@ -379,6 +379,82 @@ pub(super) fn renumber(raw: &RawDfa, blocks: &Blocks) -> ByteDfa {
     ByteDfa { classes, class_count, transitions, accepting, start: 1 }
 }
 
+/// [`renumber`] of a minimal deterministic graph, read off its edges: the same table (same
+/// breadth-first numbering, same byte classes) without a dense table of the graph, whose cells
+/// are nearly all dead for a trie. `column_of` cuts bytes at every edge boundary.
+pub(super) fn renumber_edges(nodes: &[EdgeNode], start: u32, column_of: &[u8; 256], columns: usize) -> ByteDfa {
+    // Each node's edges in byte order: breadth-first numbering visits targets column by column.
+    let mut edges: Vec<(u32, u8, u8, u32)> = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let first = edges.len();
+        edges.extend(node.edges.iter().filter(|e| e.2 != NO_NODE).map(|&(lo, hi, to)| (i as u32, lo, hi, to)));
+        edges[first..].sort_unstable_by_key(|e| e.1);
+    }
+    let mut edge_starts = vec![0usize; nodes.len() + 1];
+    for e in &edges {
+        edge_starts[e.0 as usize + 1] += 1;
+    }
+    for i in 0..nodes.len() {
+        edge_starts[i + 1] += edge_starts[i];
+    }
+    let out = |node: u32| &edges[edge_starts[node as usize]..edge_starts[node as usize + 1]];
+    let mut new_id = vec![DEAD; nodes.len()];
+    let mut order = vec![start];
+    new_id[start as usize] = 1;
+    let mut cursor = 0;
+    while cursor < order.len() {
+        for &(_, _, _, to) in out(order[cursor]) {
+            if new_id[to as usize] == DEAD {
+                order.push(to);
+                new_id[to as usize] = order.len() as StateId;
+            }
+        }
+        cursor += 1;
+    }
+    // Columns equal in every state share a class: compare their live cells, (state, target).
+    let mut cells: Vec<Vec<(StateId, StateId)>> = vec![Vec::new(); columns];
+    for (i, &node) in order.iter().enumerate() {
+        for &(_, lo, hi, to) in out(node) {
+            for column in column_of[lo as usize]..=column_of[hi as usize] {
+                cells[column as usize].push((i as StateId + 1, new_id[to as usize]));
+            }
+        }
+    }
+    let mut group_of_cells: HashMap<&[(StateId, StateId)], u32> = HashMap::new();
+    let group_of_column: Vec<u32> = cells
+        .iter()
+        .map(|c| {
+            let next = group_of_cells.len() as u32;
+            *group_of_cells.entry(c.as_slice()).or_insert(next)
+        })
+        .collect();
+    let mut class_of_group: Vec<Option<u8>> = vec![None; columns];
+    let mut class_count = 0usize;
+    let mut classes = [0u8; 256];
+    for (b, class) in classes.iter_mut().enumerate() {
+        let group = group_of_column[column_of[b] as usize] as usize;
+        *class = *class_of_group[group].get_or_insert_with(|| {
+            class_count += 1;
+            (class_count - 1) as u8
+        });
+    }
+    let class_of_column: Vec<u8> =
+        group_of_column.iter().map(|&g| class_of_group[g as usize].expect("every column holds a byte")).collect();
+    let states = order.len() + 1;
+    let mut transitions = vec![DEAD; states * class_count];
+    let mut accepting = vec![false; states];
+    for (i, &node) in order.iter().enumerate() {
+        let id = i + 1;
+        accepting[id] = nodes[node as usize].accepting;
+        for &(_, lo, hi, to) in out(node) {
+            for column in column_of[lo as usize]..=column_of[hi as usize] {
+                transitions[id * class_count + class_of_column[column as usize] as usize] = new_id[to as usize];
+            }
+        }
+    }
+    ByteDfa { classes, class_count, transitions, accepting, start: 1 }
+}
+
 /// The live blocks in breadth-first order from the start's, following the transitions of each
 /// block's `representative` column by column.
 pub(super) fn breadth_first(raw: &RawDfa, block: &[u32], representative: &[usize]) -> Vec<u32> {

@@ -12,7 +12,7 @@ use regex_automata::{Anchored, MatchKind};
 mod minimise;
 mod table_bytes;
 
-use minimise::{renumber, Blocks, ColumnMap, RawDfa};
+use minimise::{ColumnMap, RawDfa};
 pub(crate) use minimise::{EdgeNode, NO_NODE};
 
 /// A state of a [`ByteDfa`].
@@ -157,13 +157,14 @@ impl ByteDfa {
         start: u32,
         max_states: usize,
     ) -> Result<ByteDfa, TooManyStates> {
-        let Some(raw) = ByteDfa::raw_from_deterministic(nodes, start, max_states)? else {
+        if nodes.len() > max_states {
+            return Err(TooManyStates { limit: max_states });
+        }
+        if start == NO_NODE {
             return Ok(ByteDfa::empty());
-        };
-        // Node i is state i + 1 and its own block; state 0 is the dead block.
-        let count = raw.accepting.len();
-        let blocks = Blocks { block: (0..count as u32).collect(), count };
-        Ok(renumber(&raw, &blocks))
+        }
+        let (column_of, columns) = edge_columns(nodes);
+        Ok(minimise::renumber_edges(nodes, start, &column_of, columns))
     }
 
     /// The table of [`ByteDfa::from_deterministic`], before minimisation; `None` when there is
@@ -179,23 +180,7 @@ impl ByteDfa {
         if start == NO_NODE {
             return Ok(None);
         }
-        // One column per maximal byte range that no edge boundary cuts.
-        let mut cut = [false; 257];
-        for node in nodes {
-            for &(lo, hi, _) in &node.edges {
-                cut[lo as usize] = true;
-                cut[hi as usize + 1] = true;
-            }
-        }
-        let mut column_of = [0u8; 256];
-        let mut column = 0u8;
-        for (b, slot) in column_of.iter_mut().enumerate() {
-            if b > 0 && cut[b] {
-                column += 1;
-            }
-            *slot = column;
-        }
-        let columns = column as usize + 1;
+        let (column_of, columns) = edge_columns(nodes);
         let mut transitions = vec![DEAD; (nodes.len() + 1) * columns];
         let mut accepting = Vec::with_capacity(nodes.len() + 1);
         accepting.push(false);
@@ -647,9 +632,30 @@ impl ByteDfa {
     }
 }
 
+/// One column per maximal byte range that no edge boundary of `nodes` cuts: the byte -> column
+/// map and the column count.
+fn edge_columns(nodes: &[EdgeNode]) -> ([u8; 256], usize) {
+    let mut cut = [false; 257];
+    for node in nodes {
+        for &(lo, hi, _) in &node.edges {
+            cut[lo as usize] = true;
+            cut[hi as usize + 1] = true;
+        }
+    }
+    let mut column_of = [0u8; 256];
+    let mut column = 0u8;
+    for (b, slot) in column_of.iter_mut().enumerate() {
+        if b > 0 && cut[b] {
+            column += 1;
+        }
+        *slot = column;
+    }
+    (column_of, column as usize + 1)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::minimise::{hopcroft, minimize_with};
+    use super::minimise::{hopcroft, minimize_with, renumber, Blocks};
     use super::*;
     use crate::automata::Re;
 
@@ -659,6 +665,45 @@ mod tests {
 
     fn lit(s: &str) -> Re {
         Re::literal(s.as_bytes())
+    }
+
+    /// [`ByteDfa::from_minimal_deterministic`] through the dense table and [`renumber`].
+    fn renumbered_densely(nodes: &[EdgeNode], start: u32) -> ByteDfa {
+        let raw = ByteDfa::raw_from_deterministic(nodes, start, usize::MAX).unwrap().unwrap();
+        let count = raw.accepting.len();
+        renumber(&raw, &Blocks { block: (0..count as u32).collect(), count })
+    }
+
+    #[test]
+    fn minimal_graphs_renumber_from_their_edges_as_from_their_table() {
+        let languages = [
+            Re::alt(vec![lit("apple"), lit("apply"), lit("ample"), lit("zebra"), lit("\\u00e9")]),
+            crate::automata::json::string_literal("tab\tquote\"é"),
+            Re::concat(vec![Re::byte_range(b'0', b'9'), Re::repeat(Re::byte_range(b'a', b'f'), 1, Some(4))]),
+            Re::alt(vec![lit("x"), Re::concat(vec![Re::byte_range(0x80, 0xBF), lit("y")])]),
+        ];
+        for (k, re) in languages.into_iter().enumerate() {
+            let dfa = dfa(re);
+            // Its live states as a graph, numbered backwards and with edges out of byte order.
+            let live = dfa.state_count() as u32 - 1;
+            let node_of = |s: StateId| if s == DEAD { NO_NODE } else { live - s };
+            let mut nodes = vec![EdgeNode::default(); live as usize];
+            for s in 1..dfa.state_count() as StateId {
+                let node = &mut nodes[node_of(s) as usize];
+                node.accepting = dfa.is_accepting(s);
+                let mut lo = 0usize;
+                for b in 1..=256usize {
+                    if b == 256 || dfa.next(s, b as u8) != dfa.next(s, lo as u8) {
+                        node.edges.push((lo as u8, (b - 1) as u8, node_of(dfa.next(s, lo as u8))));
+                        lo = b;
+                    }
+                }
+                node.edges.reverse();
+            }
+            let sparse = ByteDfa::from_minimal_deterministic(&nodes, node_of(dfa.start()), usize::MAX).unwrap();
+            assert!(sparse == renumbered_densely(&nodes, node_of(dfa.start())), "language {k}");
+            assert!(sparse == dfa, "language {k}: renumbering a minimal automaton gives it back");
+        }
     }
 
     #[test]
