@@ -758,6 +758,7 @@ mod tests {
 /// automata built here do), read through each value's canonical spelling (raw where JSON allows,
 /// `\"`, `\\`, short control escapes, `\u00xx` otherwise).
 pub fn decoded_strings(text: &ByteDfa) -> ByteDfa {
+    const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
     if text.is_empty_language() {
         return ByteDfa::empty();
     }
@@ -774,7 +775,9 @@ pub fn decoded_strings(text: &ByteDfa) -> ByteDfa {
         };
         match (short, b) {
             (Some(letter), _) => text.run(state, &[b'\\', letter]),
-            (None, 0x00..=0x1F) => text.run(state, format!("\\u{b:04x}").as_bytes()),
+            (None, 0x00..=0x1F) => {
+                text.run(state, &[b'\\', b'u', b'0', b'0', b'0' + (b >> 4), HEX_DIGITS[(b & 0xF) as usize]])
+            }
             (None, _) => text.next(state, b),
         }
     };

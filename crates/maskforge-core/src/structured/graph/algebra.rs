@@ -224,19 +224,26 @@ impl Graph {
         }))
     }
 
-    /// The values of a string automaton built from a few literals.
-    pub(super) fn few_values(&self, dfa: &Arc<ByteDfa>) -> Option<Arc<Vec<String>>> {
-        self.few_values.get(&(AutomatonId::of(dfa))).map(|(_, values)| Arc::clone(values))
+    /// The values of a string automaton built from literals, when it was.
+    pub(super) fn literal_values(&self, dfa: &Arc<ByteDfa>) -> Option<&Arc<Vec<String>>> {
+        self.literal_values.get(&(AutomatonId::of(dfa))).map(|(_, values)| values)
     }
 
-    /// Remembers that `dfa` holds the JSON texts (every spelling) of `values`, when they are few,
-    /// so that intersections with it look them up one by one.
+    /// The values of a string automaton built from a few literals.
+    pub(super) fn few_values(&self, dfa: &Arc<ByteDfa>) -> Option<Arc<Vec<String>>> {
+        self.literal_values(dfa).filter(|values| values.len() as u64 <= FEW_VALUES).cloned()
+    }
+
+    /// Remembers that `dfa` holds the JSON texts (every spelling) of `values`: intersections
+    /// with a few of them look them up one by one, and finiteness and `uniqueItems` domains
+    /// read them instead of decoding the automaton (every spelling of a large `enum` makes a
+    /// large acyclic one).
     pub(crate) fn remember_literals(&mut self, dfa: &Arc<ByteDfa>, values: &[&str]) {
-        if values.len() as u64 <= FEW_VALUES {
+        if values.len() as u64 <= MAX_UNIQUE_STRING_DOMAIN {
             let mut unique: Vec<String> = values.iter().map(|v| v.to_string()).collect();
             unique.sort();
             unique.dedup();
-            self.few_values.insert(AutomatonId::of(dfa), (Arc::clone(dfa), Arc::new(unique)));
+            self.literal_values.insert(AutomatonId::of(dfa), (Arc::clone(dfa), Arc::new(unique)));
         }
     }
 

@@ -188,11 +188,13 @@ pub(super) fn object_has_witness(shape: &ObjectShape, sat: &[bool]) -> bool {
 impl Graph {
     /// Whether the strings or numbers of a node have infinitely many values (by JSON value, not
     /// spelling). Strings admitted by length count when their length may reach 4: more than
-    /// 2^64 strings of the 1,112,064 code points, more than any count of items reaches. A short
+    /// 2^64 strings of the 1,112,064 code points, more than any count of items reaches. A
     /// literal set is finite without a walk of its automaton (every spelling of an `enum` makes
     /// a large acyclic one).
     pub(super) fn infinitely_many_values_of_scalars(&self, node: &Node) -> bool {
-        node.strings.as_ref().is_some_and(|d| !self.few_values.contains_key(&(AutomatonId::of(d))) && d.is_infinite())
+        node.strings
+            .as_ref()
+            .is_some_and(|d| !self.literal_values.contains_key(&(AutomatonId::of(d))) && d.is_infinite())
             || infinitely_many_values_beside_automata(node)
     }
 
@@ -210,9 +212,10 @@ impl Graph {
                 let node = &self.nodes[id];
                 let strings = node.strings.as_ref().is_some_and(|d| {
                     let address = AutomatonId::of(d);
-                    // Short literal sets are finite and every string is not; no walk needed.
+                    // Literal sets are finite and every string is not; no walk needed.
                     *infinite_strings.entry(address).or_insert_with(|| {
-                        !self.few_values.contains_key(&address) && (Arc::ptr_eq(d, &self.any_string) || d.is_infinite())
+                        !self.literal_values.contains_key(&address)
+                            && (Arc::ptr_eq(d, &self.any_string) || d.is_infinite())
                     })
                 });
                 self.satisfiable[id] && (strings || infinitely_many_values_beside_automata(node))

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::{Graph, GraphError, ObjectShape, PatternKeys, SeenKeys, SyntaxStrings, NEVER};
 use crate::automata::json_escapes::{decoded_strings, json_literal_strings, json_strings_decoding_to};
-use crate::automata::{json, ByteDfa, StateId};
+use crate::automata::{json, AutomatonId, ByteDfa, StateId};
 use crate::schema::strings::StringSyntax;
 use crate::structured::pattern_syntax::is_pattern;
 
@@ -272,35 +272,28 @@ impl Graph {
                     self.key_texts.insert(allowed, Arc::clone(&text));
                     text
                 };
-                let (text, context_text) = if named.is_empty() {
-                    (allowed_text.as_ref().clone(), allowed_text)
-                } else {
-                    let named = json_literal_strings(&named, self.max_dfa_states)
-                        .map_err(|e| GraphError::TooManyStates(e.limit))?;
-                    let text = allowed_text.difference(&named, self.max_dfa_states).map_err(limit)?;
-                    let context_text = if every_key {
-                        allowed_text
-                    } else {
-                        Arc::new(allowed_text.union(&named, self.max_dfa_states).map_err(limit)?)
-                    };
-                    (text, context_text)
-                };
-                let unbounded_from = text.unbounded_from();
-                let open = every_open_key_unbounded(&self.any_string, &text, &unbounded_from);
-                let context_from = if Arc::ptr_eq(&context_text, &self.any_string) {
-                    open_within_every_string().clone()
-                } else {
-                    open_within_strings(&context_text)
+                // Shapes of one object met in several conjunctions share their names and keys.
+                let mut names: Vec<String> = named.iter().map(|n| n.to_string()).collect();
+                names.sort_unstable();
+                names.dedup();
+                let memo_key = (AutomatonId::of(&allowed_text), names);
+                let reading = match self.key_readings.get(&memo_key) {
+                    Some((_, reading)) => reading.clone(),
+                    None => {
+                        let reading = self.unnamed_key_reading(&allowed_text, every_key, &named)?;
+                        self.key_readings.insert(memo_key, (Arc::clone(&allowed_text), reading.clone()));
+                        reading
+                    }
                 };
                 // The classification is moved over (copied only if another shape shares it).
                 let keys = Arc::try_unwrap(keys).unwrap_or_else(|shared| shared.as_ref().clone());
                 let keys = PatternKeys {
                     languages: Vec::new(),
-                    allowed_text: (!text.is_empty_language()).then(|| Arc::new(text)),
-                    unbounded_from,
-                    open,
-                    context_from,
-                    context_text: (!context_text.is_empty_language()).then_some(context_text),
+                    allowed_text: reading.allowed_text,
+                    unbounded_from: reading.unbounded_from,
+                    open: reading.open,
+                    context_from: reading.context_from,
+                    context_text: reading.context_text,
                     ..keys
                 };
                 self.nodes[id].objects[i].keys = Some(Arc::new(keys));
@@ -308,6 +301,54 @@ impl Graph {
         }
         Ok(())
     }
+
+    /// How a mask reads the keys of an object shape that are not `named`, given the texts of
+    /// the keys its patterns allow (`every_key`: all of them).
+    fn unnamed_key_reading(
+        &self,
+        allowed_text: &Arc<ByteDfa>,
+        every_key: bool,
+        named: &[&str],
+    ) -> Result<KeyReading, GraphError> {
+        let limit = |e: crate::automata::TooManyStates| GraphError::TooManyStates(e.limit);
+        let (text, context_text) = if named.is_empty() {
+            (allowed_text.as_ref().clone(), Arc::clone(allowed_text))
+        } else {
+            let named =
+                json_literal_strings(named, self.max_dfa_states).map_err(|e| GraphError::TooManyStates(e.limit))?;
+            let text = allowed_text.difference(&named, self.max_dfa_states).map_err(limit)?;
+            let context_text = if every_key {
+                Arc::clone(allowed_text)
+            } else {
+                Arc::new(allowed_text.union(&named, self.max_dfa_states).map_err(limit)?)
+            };
+            (text, context_text)
+        };
+        let unbounded_from = text.unbounded_from();
+        let open = every_open_key_unbounded(&self.any_string, &text, &unbounded_from);
+        let context_from = if Arc::ptr_eq(&context_text, &self.any_string) {
+            open_within_every_string().clone()
+        } else {
+            open_within_strings(&context_text)
+        };
+        Ok(KeyReading {
+            allowed_text: (!text.is_empty_language()).then(|| Arc::new(text)),
+            unbounded_from,
+            open,
+            context_from,
+            context_text: (!context_text.is_empty_language()).then_some(context_text),
+        })
+    }
+}
+
+/// The parts of [`PatternKeys`] that depend only on the allowed key texts and the named keys.
+#[derive(Debug, Clone)]
+pub(super) struct KeyReading {
+    allowed_text: Option<Arc<ByteDfa>>,
+    unbounded_from: Vec<bool>,
+    open: bool,
+    context_from: Vec<bool>,
+    context_text: Option<Arc<ByteDfa>>,
 }
 
 #[cfg(test)]

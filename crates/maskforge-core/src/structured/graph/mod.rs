@@ -631,12 +631,16 @@ pub(crate) struct Graph {
     canonical_strings: HashSet<Arc<ByteDfa>>,
     /// Each automaton's canonical one, by address (the automaton held alive here).
     canonical_by_address: HashMap<AutomatonId, (Arc<ByteDfa>, Arc<ByteDfa>)>,
-    /// The values of string automata built from at most [`FEW_VALUES`] literals (`const`,
-    /// short `enum`s), by address (the automaton held alive here).
-    few_values: HashMap<AutomatonId, (Arc<ByteDfa>, Arc<Vec<String>>)>,
+    /// The values of string automata built from literals (`const`, `enum`, at most
+    /// [`MAX_UNIQUE_STRING_DOMAIN`] of them), sorted and deduplicated, by address (the
+    /// automaton held alive here): what the automaton holds, known without decoding it.
+    literal_values: HashMap<AutomatonId, (Arc<ByteDfa>, Arc<Vec<String>>)>,
     /// The JSON texts of each decoded key language pattern shapes admit (most shapes admit
     /// every key).
     key_texts: HashMap<ByteDfa, Arc<ByteDfa>>,
+    /// How unnamed keys are read, by the allowed key texts (by address, held alive here) and
+    /// the sorted named keys: shapes of one object met in several conjunctions share them.
+    key_readings: HashMap<(AutomatonId, Vec<String>), (Arc<ByteDfa>, keys::KeyReading)>,
     /// `property_order = declared`: declared properties only in schema order.
     pub(crate) ordered: bool,
     /// For string automata of items under `uniqueItems` (by address): which states have
@@ -737,8 +741,9 @@ impl Graph {
             string_products: HashMap::new(),
             canonical_strings: HashSet::from([Arc::clone(&any_string)]),
             canonical_by_address: HashMap::new(),
-            few_values: HashMap::new(),
+            literal_values: HashMap::new(),
             key_texts: HashMap::new(),
+            key_readings: HashMap::new(),
             ordered,
             size: 0,
             depth: 0,

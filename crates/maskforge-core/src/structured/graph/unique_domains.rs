@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 
 use super::{literals, ArrayShape, Graph, NodeId};
 use crate::automata::json_escapes::decoded_strings;
-use crate::automata::{AutomatonId, ByteDfa};
+use crate::automata::ByteDfa;
 use crate::numbers::Decimal;
 
 /// The values an item under `uniqueItems` may take, when finitely many.
@@ -110,8 +110,8 @@ impl Graph {
             }
             let mut values: Vec<Canon> = literals(node).iter().map(Canon::literal).collect();
             if let Some(strings) = &node.strings {
-                // A short literal set is known value by value; no need to decode its automaton.
-                if let Some((_, known)) = self.few_values.get(&(AutomatonId::of(strings))) {
+                // A literal set is known value by value; no need to decode its automaton.
+                if let Some(known) = self.literal_values(strings) {
                     if string_domain.is_some_and(|other| other != item) {
                         return Err("repeated items from different finite sets of strings");
                     }
