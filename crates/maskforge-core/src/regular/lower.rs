@@ -559,17 +559,27 @@ impl<'a> Lowering<'a> {
         // growing alternation for each value).
         let mut alternatives: [Vec<Re>; 6] = Default::default();
         let mut typed = Typed::nothing();
-        // Strings beyond the NFA limit are refused before any is built (by the structured arm).
-        let states: usize = values.iter().filter_map(Value::as_str).map(json::string_literal_min_states).sum();
-        if states > self.options.limits.max_nfa_states {
-            let too_many =
-                format!("{keyword} strings beyond the automaton limits are refused by the structured backend");
-            for t in JsonType::ALL {
-                typed.set(t, TypeLang::Unsupported(structured(pointer, keyword, too_many.clone())));
-            }
-            return typed;
+        // The strings as one automaton, the trie of their spellings (the structured arm builds
+        // the same one): an alternation of each string's spellings would be determinised
+        // character by character.
+        let strings: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+        if !strings.is_empty() {
+            let (max_states, _) = regular_limits(self.options);
+            let texts = crate::schema::strings::cached_literal_texts(&strings, self.options.limits.max_dfa_states)
+                .filter(|dfa| dfa.state_count() <= max_states);
+            typed.set(
+                JsonType::String,
+                match texts {
+                    Some(dfa) => TypeLang::Lang(Re::Dfa(dfa)),
+                    None => TypeLang::Unsupported(structured(
+                        pointer,
+                        keyword,
+                        format!("{keyword} strings beyond max_regular_states are read by the structured backend"),
+                    )),
+                },
+            );
         }
-        for value in values {
+        for value in values.iter().filter(|v| !v.is_string()) {
             let t = value_type(value);
             match literal_value(value) {
                 Some(re) => alternatives[t as usize].push(re),
