@@ -1,7 +1,7 @@
 //! The string keywords (`minLength`, `maxLength`, `pattern`, `format`) as one language of JSON
 //! string texts, shared by both arms.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
@@ -343,11 +343,31 @@ enum TextKey {
 
 type CachedText = Result<Arc<ByteDfa>, (DiagnosticCode, String)>;
 
-/// The cached automata by (source, state limit), and their heap bytes.
+/// The cached automata by (source, state limit), their keys oldest first, and their heap bytes.
 #[derive(Default)]
 struct TextCache {
-    entries: HashMap<(TextKey, usize), CachedText>,
+    entries: HashMap<(TextKey, usize), (CachedText, usize)>,
+    oldest_first: VecDeque<(TextKey, usize)>,
     bytes: usize,
+}
+
+impl TextCache {
+    /// Adds an entry, first dropping the oldest ones until it fits in `budget` (an entry
+    /// larger than the budget alone is not kept).
+    fn insert(&mut self, key: (TextKey, usize), result: CachedText, size: usize, budget: usize) {
+        if size > budget || self.entries.contains_key(&key) {
+            return;
+        }
+        while self.bytes + size > budget {
+            let Some(oldest) = self.oldest_first.pop_front() else { break };
+            if let Some((_, freed)) = self.entries.remove(&oldest) {
+                self.bytes -= freed;
+            }
+        }
+        self.bytes += size;
+        self.oldest_first.push_back(key.clone());
+        self.entries.insert(key, (result, size));
+    }
 }
 
 /// The text automaton of a pattern, format or length bound, built once per process (see
@@ -367,24 +387,25 @@ fn cached_text(
 /// length bounds, their intersections and enums, and the decoded keys of `patternProperties`.
 /// Schemas repeat them (one `date-time` format per timestamp field, one `maxLength` beside one
 /// `pattern` in many fields, one enum referenced from several places) and both arms ask for
-/// them. Failures are cached too. The cache empties itself when it outgrows its budget.
+/// them. Failures are cached too. Past its budget the oldest entries make room (first in, first
+/// out) rather than the whole cache going at once, which made the schema after a flush rebuild
+/// every pattern it shares with the ones before.
 fn cached(key: TextKey, max_states: usize, build: impl FnOnce() -> CachedText) -> CachedText {
     static CACHE: Mutex<Option<TextCache>> = Mutex::new(None);
     const BUDGET_BYTES: usize = 64 << 20;
     let key = (key, max_states);
-    let hit = CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(|c| c.entries.get(&key).cloned());
+    let hit = CACHE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .and_then(|c| c.entries.get(&key).map(|(result, _)| result.clone()));
     match hit {
         Some(result) => result,
         None => {
             let result = build();
-            let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-            let cache = guard.get_or_insert_with(TextCache::default);
             let size = result.as_ref().map_or(64, |dfa| dfa.heap_bytes());
-            if cache.bytes + size > BUDGET_BYTES {
-                *cache = TextCache::default();
-            }
-            cache.bytes += size;
-            cache.entries.insert(key, result.clone());
+            let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+            guard.get_or_insert_with(TextCache::default).insert(key, result.clone(), size, BUDGET_BYTES);
             result
         }
     }
@@ -422,5 +443,28 @@ pub(crate) fn pattern_error_code(error: &ecma::PatternError) -> DiagnosticCode {
         DiagnosticCode::ResourceLimit
     } else {
         DiagnosticCode::UnsupportedPattern
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_cache_drops_its_oldest_entries_to_make_room() {
+        let mut cache = TextCache::default();
+        let key = |p: &str| (TextKey::Pattern(p.to_string()), 1);
+        let entry = || Ok(Arc::new(ByteDfa::empty()));
+        for p in ["a", "b", "c"] {
+            cache.insert(key(p), entry(), 40, 100);
+        }
+        // "c" did not fit beside "a" and "b": only the oldest went.
+        assert!(!cache.entries.contains_key(&key("a")));
+        assert!(cache.entries.contains_key(&key("b")) && cache.entries.contains_key(&key("c")));
+        assert_eq!(cache.bytes, 80);
+        // An entry larger than the whole budget is not kept, and nothing is dropped for it.
+        cache.insert(key("d"), entry(), 101, 100);
+        assert!(!cache.entries.contains_key(&key("d")));
+        assert_eq!((cache.bytes, cache.entries.len(), cache.oldest_first.len()), (80, 2, 2));
     }
 }
