@@ -117,12 +117,15 @@ pub(super) fn live_states(raw: &RawDfa, zero_is_dead: bool) -> Vec<bool> {
             }
         }
     }
-    // Co-reachability walks the reversed edges of reachable states.
+    // Co-reachability walks the reversed edges of reachable states. Edges into a dead zero are
+    // left out (most cells of a product lead there, and it never becomes live).
     let sources = || (0..n).filter(|&s| reachable[s] && expands(s));
     let predecessors = Grouped::new(n, |add| {
         for s in sources() {
             for &t in raw.row(s) {
-                add(t as usize, s as StateId);
+                if expands(t as usize) {
+                    add(t as usize, s as StateId);
+                }
             }
         }
     });

@@ -12,7 +12,7 @@ use regex_automata::{Anchored, MatchKind};
 mod minimise;
 mod table_bytes;
 
-use minimise::{ColumnMap, RawDfa};
+use minimise::{ColumnMap, Grouped, RawDfa};
 pub(crate) use minimise::{EdgeNode, NO_NODE};
 
 /// A state of a [`ByteDfa`].
@@ -323,23 +323,27 @@ impl ByteDfa {
     /// cycle; every live state reaches acceptance, the automaton being trimmed).
     pub fn unbounded_from(&self) -> Vec<bool> {
         let n = self.state_count();
-        let class_sizes = self.class_sizes();
-        let successors: Vec<Vec<(StateId, u64)>> =
-            (0..n as StateId).map(|s| self.successors_with(s, &class_sizes)).collect();
         // Strongly connected components would do; repeatedly removing states with no remaining
         // successor (a reverse topological peel) leaves exactly the states that reach a cycle.
-        let mut remaining: Vec<usize> = successors.iter().map(|succ| succ.len()).collect();
-        let mut predecessors: Vec<Vec<StateId>> = vec![Vec::new(); n];
-        for (s, succ) in successors.iter().enumerate() {
-            for &(to, _) in succ {
-                predecessors[to as usize].push(s as StateId);
+        // Counted per live edge (class), so a target reached by two classes is counted twice and
+        // listed twice among the predecessors: the peel is the same.
+        let live_edges = |s: usize| {
+            let row = &self.transitions[s * self.class_count..(s + 1) * self.class_count];
+            row.iter().copied().filter(|&to| to != DEAD)
+        };
+        let mut remaining: Vec<u32> = (0..n).map(|s| live_edges(s).count() as u32).collect();
+        let predecessors = Grouped::new(n, |add| {
+            for s in 0..n {
+                for to in live_edges(s) {
+                    add(to as usize, s as StateId);
+                }
             }
-        }
+        });
         let mut peeled = vec![false; n];
         let mut queue: Vec<StateId> = (0..n as StateId).filter(|&s| remaining[s as usize] == 0).collect();
         while let Some(s) = queue.pop() {
             peeled[s as usize] = true;
-            for &p in &predecessors[s as usize] {
+            for &p in predecessors.get(s as usize) {
                 remaining[p as usize] -= 1;
                 if remaining[p as usize] == 0 {
                     queue.push(p);
@@ -356,21 +360,22 @@ impl ByteDfa {
     /// leaves such a state without being accepted can never run out of completions.
     pub fn unbounded_until_accepted(&self, unbounded: &[bool]) -> Vec<bool> {
         let n = self.state_count();
-        let mut predecessors: Vec<Vec<StateId>> = vec![Vec::new(); n];
-        for s in (0..n as StateId).filter(|&s| s != DEAD && !self.is_accepting(s)) {
-            for class in 0..self.class_count {
-                let to = self.next_class(s, class as u8);
-                if to != DEAD {
-                    predecessors[to as usize].push(s);
+        let predecessors = Grouped::new(n, |add| {
+            for s in (0..n as StateId).filter(|&s| s != DEAD && !self.is_accepting(s)) {
+                for class in 0..self.class_count {
+                    let to = self.next_class(s, class as u8);
+                    if to != DEAD {
+                        add(to as usize, s);
+                    }
                 }
             }
-        }
+        });
         // Backwards from the bounded states that are not accepting, through states that are not.
         let mut reaches_bounded: Vec<bool> =
             (0..n as StateId).map(|s| s != DEAD && !self.is_accepting(s) && !unbounded[s as usize]).collect();
         let mut queue: Vec<StateId> = (0..n as StateId).filter(|&s| reaches_bounded[s as usize]).collect();
         while let Some(s) = queue.pop() {
-            for &p in &predecessors[s as usize] {
+            for &p in predecessors.get(s as usize) {
                 if !reaches_bounded[p as usize] {
                     reaches_bounded[p as usize] = true;
                     queue.push(p);
@@ -569,6 +574,13 @@ impl ByteDfa {
             });
         }
         let columns = pairs.len();
+        // When the pair of dead operands cannot accept, state 0 is dead, and so is every pair
+        // whose dead operand rules acceptance out (a dead side of an intersection, the left of a
+        // difference): those pairs go to 0 at once instead of being explored.
+        let zero_is_dead = !accept(false, false);
+        let left_dead_kills = zero_is_dead && !accept(false, true);
+        let right_dead_kills = zero_is_dead && !accept(true, false);
+        let dead_pair = |(a, b): (StateId, StateId)| (left_dead_kills && a == DEAD) || (right_dead_kills && b == DEAD);
         let mut index: HashMap<(StateId, StateId), StateId> = HashMap::new();
         let mut order: Vec<(StateId, StateId)> = Vec::new();
         // State 0 is a placeholder dead row; the pair (DEAD, DEAD) maps onto it.
@@ -590,6 +602,7 @@ impl ByteDfa {
                 let next = (self.next_class(a, ca), other.next_class(b, cb));
                 let id = match index.get(&next) {
                     Some(&id) => id,
+                    None if dead_pair(next) => 0,
                     None => {
                         order.push(next);
                         if order.len() > max_states {
@@ -603,7 +616,7 @@ impl ByteDfa {
                 transitions.push(id);
             }
         }
-        // (DEAD, DEAD) may accept under a complementing operator; `finish` trims it either way.
+        // (DEAD, DEAD) may accept under a complementing operator: then state 0 is ordinary.
         let raw = RawDfa {
             columns,
             column_of: ColumnMap::Classes(Box::new(classes)),
@@ -611,7 +624,7 @@ impl ByteDfa {
             accepting,
             start: start_id,
         };
-        Ok(raw.finish_with_ordinary_zero())
+        Ok(if zero_is_dead { raw.finish() } else { raw.finish_with_ordinary_zero() })
     }
 
     /// Every transition as `(from, byte range, to)` for live states, for embedding this DFA into
@@ -751,6 +764,49 @@ mod tests {
         let sym = ab_star.symmetric_difference(&has_two, 1000).unwrap();
         assert!(sym.matches(b"a") && sym.matches(b"xy") && !sym.matches(b"ab"));
         assert!(ab_star.intersect(&ByteDfa::empty(), 10).unwrap().is_empty_language());
+    }
+
+    #[test]
+    fn products_agree_with_their_operands_on_every_short_word() {
+        // Operands that die early and late, so pairs with one dead side are met by each operator.
+        let languages = [
+            dfa(Re::concat(vec![lit("a"), Re::repeat(Re::byte_range(b'a', b'b'), 0, Some(3))])),
+            dfa(Re::repeat(Re::alt(vec![lit("ab"), lit("b")]), 0, None)),
+            dfa(Re::alt(vec![lit("ba"), lit("c"), lit("")])),
+            dfa(Re::repeat(Re::byte_range(b'a', b'c'), 1, Some(2))),
+        ];
+        let mut words: Vec<Vec<u8>> = vec![Vec::new()];
+        for length in 1..=5 {
+            let previous: Vec<Vec<u8>> = words.iter().filter(|w| w.len() == length - 1).cloned().collect();
+            for word in previous {
+                words.extend(b"abcd".iter().map(|&b| [word.clone(), vec![b]].concat()));
+            }
+        }
+        type Operator = fn(bool, bool) -> bool;
+        let operators: [(&str, Operator); 4] =
+            [("and", |a, b| a && b), ("or", |a, b| a || b), ("minus", |a, b| a && !b), ("xor", |a, b| a != b)];
+        for x in &languages {
+            for y in &languages {
+                for (name, op) in operators {
+                    let product = x.product(y, 1_000, op).unwrap();
+                    for word in &words {
+                        assert_eq!(product.matches(word), op(x.matches(word), y.matches(word)), "{name} {word:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn intersections_skip_pairs_with_a_dead_side() {
+        // After the first byte one side is dead: only pairs of the live side remain, which an
+        // intersection need not explore (a difference must, when its left side lives).
+        let digits = Re::repeat(Re::byte_range(b'0', b'9'), 200, Some(200));
+        let a = dfa(Re::concat(vec![lit("a"), digits.clone()]));
+        let b = dfa(Re::concat(vec![lit("b"), digits]));
+        assert!(a.intersect(&b, 10).unwrap().is_empty_language());
+        assert!(a.difference(&b, 10).is_err());
+        assert_eq!(a.difference(&b, 1_000).unwrap(), a);
     }
 
     #[test]
