@@ -104,6 +104,7 @@ fn compile_with(
     if !overlapping.is_empty() {
         return Ok(Lowered::Overlapping(overlapping));
     }
+    graph.prepare_matching().map_err(graph_diagnostic)?;
     if !graph.is_satisfiable(root) {
         return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
     }

@@ -603,6 +603,15 @@ pub(crate) struct UnboundedStates {
     pub(crate) throughout: Vec<bool>,
 }
 
+/// What [`Graph::finish`] leaves to [`Graph::prepare_matching`].
+#[derive(Debug)]
+struct ForMatching {
+    /// String automata of items under `uniqueItems` (every string automaton when some such
+    /// item is an array or object).
+    unique_strings: Vec<Arc<ByteDfa>>,
+    composite_unique_items: bool,
+}
+
 /// The graph of a document, with its shared literal automata.
 #[derive(Debug)]
 pub(crate) struct Graph {
@@ -646,6 +655,8 @@ pub(crate) struct Graph {
     /// For string automata of items under `uniqueItems` (by address): which states have
     /// infinitely many completions.
     pub(crate) unbounded_strings: HashMap<AutomatonId, Arc<UnboundedStates>>,
+    /// Set by [`Graph::finish`], taken by [`Graph::prepare_matching`].
+    for_matching: Option<ForMatching>,
     /// For the automata of counted strings other than every string (by address): the code
     /// points each state needs to close.
     pub(crate) code_point_rooms: HashMap<AutomatonId, Arc<CodePointRoom>>,
@@ -734,6 +745,7 @@ impl Graph {
             negations: HashMap::new(),
             kinds: None,
             unbounded_strings: HashMap::new(),
+            for_matching: None,
             code_point_rooms: HashMap::new(),
             bounded_strings: HashMap::new(),
             finite_domains: HashMap::new(),
@@ -1047,13 +1059,6 @@ impl Graph {
             // infinitely many completions.
             unique_strings.extend(self.nodes.iter().filter_map(|n| n.strings.clone()));
         }
-        for dfa in unique_strings {
-            let key = AutomatonId::of(&dfa);
-            self.unbounded_strings.entry(key).or_insert_with(|| {
-                let from = dfa.unbounded_from();
-                Arc::new(UnboundedStates { throughout: dfa.unbounded_until_accepted(&from), from })
-            });
-        }
         self.compute_satisfiability();
         self.compute_infinite();
         if let Some((_, pointer)) = composite_items.iter().find(|(item, _)| !self.infinite[*item as usize]) {
@@ -1062,8 +1067,25 @@ impl Graph {
                 what: "repeated items that are arrays or objects with finitely many values",
             });
         }
+        self.for_matching = Some(ForMatching { unique_strings, composite_unique_items: !composite_items.is_empty() });
+        Ok(())
+    }
+
+    /// After [`Graph::finish`], once the graph is known to be the program's (a lowering whose
+    /// `oneOf` branches overlap is redone): what only the matcher reads, the completions of
+    /// strings under `uniqueItems`, the readings of pattern keys and counted strings.
+    pub(crate) fn prepare_matching(&mut self) -> Result<(), GraphError> {
+        let ForMatching { unique_strings, composite_unique_items } =
+            self.for_matching.take().expect("prepare_matching follows finish");
+        for dfa in unique_strings {
+            let key = AutomatonId::of(&dfa);
+            self.unbounded_strings.entry(key).or_insert_with(|| {
+                let from = dfa.unbounded_from();
+                Arc::new(UnboundedStates { throughout: dfa.unbounded_until_accepted(&from), from })
+            });
+        }
         self.allow_pattern_keys()?;
-        self.count_bounded_strings(!composite_items.is_empty());
+        self.count_bounded_strings(composite_unique_items);
         Ok(())
     }
 
