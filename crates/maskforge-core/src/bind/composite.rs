@@ -145,7 +145,7 @@ impl CompositeMasks {
 
     /// Nodes of the class trie the automaton's rows walk.
     pub(crate) fn outer_trie_nodes(&self) -> usize {
-        self.outer.trie.node_count()
+        self.outer.class_trie().node_count()
     }
 
     /// Writes the mask at `cursor` (EOS bits included where the text is accepted).
@@ -263,7 +263,7 @@ impl CompositeMasks {
         let dfa = &program.dfa;
         let marker = dfa.byte_classes()[usize::from(MARKER)];
         let mut candidates = Vec::new();
-        self.outer.trie.walk_copy(
+        self.outer.class_trie().walk_copy(
             state,
             |at, class| match (class == marker, dfa.next_class(at, class)) {
                 (true, _) | (_, DEAD) => Descend::Skip,

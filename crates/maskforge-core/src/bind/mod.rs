@@ -14,6 +14,7 @@ mod value_starts;
 mod walk;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::automata::{json, AutomatonId, ByteDfa, StateId, DEAD};
@@ -94,11 +95,20 @@ pub(crate) enum BoundKind {
     Composite(Arc<CompositeMasks>),
 }
 
-/// A regular schema bound: one precomputed row per DFA state, over the class trie.
+/// A regular schema bound: one row per DFA state, computed once. Rows walk the vocabulary's
+/// byte trie until the class trie of the automaton's partition pays for itself (as string
+/// splits do, see [`WALKS_PER_CLASS_TRIE`]), then the class trie: binding builds nothing
+/// large, and an automaton that reads a few states never builds it.
 #[derive(Debug)]
 pub(crate) struct RegularMasks {
     pub(crate) dfa: Arc<ByteDfa>,
-    trie: Arc<TokenTrie>,
+    byte_trie: Arc<TokenTrie>,
+    /// Set when a cache holds it at bind time, or once the byte-trie walks have cost as much.
+    class_trie: OnceLock<Arc<TokenTrie>>,
+    /// Byte-trie nodes stepped by rows computed before the class trie.
+    walked: AtomicU64,
+    tries: Arc<TrieCache>,
+    vocabulary_uid: u64,
     rows: RowTable,
     vocabulary: Arc<Vocabulary>,
     word_count: usize,
@@ -435,7 +445,7 @@ impl BoundSchema {
     /// Nodes of the trie masks walk (for regular schemas, distinct class-sequence prefixes).
     pub fn class_trie_nodes(&self) -> usize {
         match &self.inner.kind {
-            BoundKind::Regular(masks) => masks.trie.node_count(),
+            BoundKind::Regular(masks) => masks.class_trie().node_count(),
             BoundKind::Structured(masks) => masks.trie.node_count(),
             BoundKind::Composite(masks) => masks.outer_trie_nodes(),
         }
@@ -450,38 +460,120 @@ impl BoundInner {
 }
 
 impl RegularMasks {
-    fn new(dfa: Arc<ByteDfa>, vocabulary: &CompiledVocabulary, tries: &TrieCache) -> RegularMasks {
-        let trie = tries.class_trie(vocabulary.uid(), vocabulary.byte_trie(), dfa.byte_classes());
+    fn new(dfa: Arc<ByteDfa>, vocabulary: &CompiledVocabulary, tries: &Arc<TrieCache>) -> RegularMasks {
+        let class_trie = OnceLock::new();
+        if let Some(trie) = tries.cached_class_trie(vocabulary.uid(), dfa.byte_classes()) {
+            let _ = class_trie.set(trie);
+        }
         let rows = RowTable::new(dfa.state_count());
-        let word_count = vocabulary.mask_word_count();
-        RegularMasks { dfa, trie, rows, vocabulary: Arc::clone(vocabulary.vocabulary()), word_count }
+        RegularMasks {
+            dfa,
+            byte_trie: Arc::clone(vocabulary.byte_trie()),
+            class_trie,
+            walked: AtomicU64::new(0),
+            tries: Arc::clone(tries),
+            vocabulary_uid: vocabulary.uid(),
+            rows,
+            vocabulary: Arc::clone(vocabulary.vocabulary()),
+            word_count: vocabulary.mask_word_count(),
+        }
+    }
+
+    /// The class trie of the automaton's partition, built now if it is not yet.
+    pub(crate) fn class_trie(&self) -> &Arc<TokenTrie> {
+        self.class_trie
+            .get_or_init(|| self.tries.class_trie(self.vocabulary_uid, &self.byte_trie, self.dfa.byte_classes()))
+    }
+
+    /// The class trie once it pays: built, cached, or bought now that the byte-trie walks have
+    /// cost about as much as building it.
+    fn paid_class_trie(&self) -> Option<&Arc<TokenTrie>> {
+        if let Some(trie) = self.class_trie.get() {
+            return Some(trie);
+        }
+        let budget = WALKS_PER_CLASS_TRIE * self.byte_trie.node_count() as u64;
+        (self.walked.load(Ordering::Relaxed) > budget).then(|| self.class_trie())
     }
 
     /// The packed row of a regular `state` (EOS bits included when the state accepts).
     pub(crate) fn row(&self, state: StateId) -> &[u32] {
-        let RegularMasks { dfa, trie, rows, .. } = self;
-        rows.get_or_compute(state, || {
+        self.rows.get_or_compute(state, || {
             let mut row = vec![0u32; self.word_count];
             if state == DEAD {
                 return row;
             }
-            trie.walk_copy(
-                state,
-                |s, class| match dfa.next_class(s, class) {
-                    DEAD => Descend::Skip,
-                    next => Descend::Enter(next),
-                },
-                |_, ids| {
-                    for &id in ids {
-                        mask::set_bit(&mut row, id);
-                    }
-                },
-            );
-            if dfa.is_accepting(state) {
+            let mut admit = |ids: &[TokenId]| {
+                for &id in ids {
+                    mask::set_bit(&mut row, id);
+                }
+            };
+            match self.paid_class_trie() {
+                Some(trie) => self.walk_classes(trie, state, &mut admit),
+                None => {
+                    let walked = self.walk_bytes(state, &mut admit);
+                    self.walked.fetch_add(walked, Ordering::Relaxed);
+                }
+            }
+            if self.dfa.is_accepting(state) {
                 set_eos(&self.vocabulary, &mut row);
             }
             row
         })
+    }
+
+    fn walk_classes(&self, trie: &TokenTrie, state: StateId, admit: &mut impl FnMut(&[TokenId])) {
+        let dfa = &self.dfa;
+        trie.walk_copy(
+            state,
+            |s, class| match dfa.next_class(s, class) {
+                DEAD => Descend::Skip,
+                next => Descend::Enter(next),
+            },
+            |_, ids| admit(ids),
+        );
+    }
+
+    /// The row's walk on the byte trie; returns the nodes stepped. A subtree whose bytes all
+    /// loop on the state it is entered in is admitted whole (free text in a string loops on
+    /// most ASCII), so the walk goes down only where other bytes are.
+    fn walk_bytes(&self, state: StateId, admit: &mut impl FnMut(&[TokenId])) -> u64 {
+        let (dfa, trie) = (&self.dfa, &self.byte_trie);
+        // The ASCII bytes looping on each state, worked out on first need. Bit 0 stands for NUL
+        // and the bytes from 128 on (see `TokenTrie::bytes_below`) and is never set: such a
+        // subtree is always walked. Large automata (texts of regexes) keep them by state.
+        let looping =
+            |state: StateId| (1..128u8).filter(|&b| dfa.next(state, b) == state).fold(0, |set, b| set | 1u128 << b);
+        const UNKNOWN: u128 = 1;
+        let mut by_index = vec![UNKNOWN; if dfa.state_count() <= 4096 { dfa.state_count() } else { 0 }];
+        let mut by_state: HashMap<StateId, u128> = HashMap::new();
+        let mut loops = |state: StateId| match by_index.get_mut(state as usize) {
+            Some(known) if *known != UNKNOWN => *known,
+            Some(unknown) => {
+                *unknown = looping(state);
+                *unknown
+            }
+            None => *by_state.entry(state).or_insert_with(|| looping(state)),
+        };
+        let mut walked = 0u64;
+        trie.walk_copy_at(
+            state,
+            |s, byte, node| {
+                walked += 1;
+                match dfa.next(s, byte) {
+                    DEAD => Descend::Skip,
+                    next => {
+                        let below = trie.bytes_below(node);
+                        if below & loops(next) == below {
+                            Descend::Take(next)
+                        } else {
+                            Descend::Enter(next)
+                        }
+                    }
+                }
+            },
+            |_, ids| admit(ids),
+        );
+        walked
     }
 }
 
@@ -1170,6 +1262,52 @@ fn admit(out: &mut [u32], admitted: &[u32], tokens: &[TokenId]) {
 
 /// Whole walks of the byte trie that building a class trie costs: on Llama-3's and GPT-2's
 /// vocabularies a build takes 7 to 9 times as long as stepping through every node of the byte
-/// trie. Building once the splits have walked that much bounds the total at twice the best
-/// choice made in hindsight.
+/// trie. Building once the string splits (or a regular automaton's rows) have walked that much
+/// bounds the total at twice the best choice made in hindsight.
 const WALKS_PER_CLASS_TRIE: u64 = 8;
+
+#[cfg(all(test, feature = "tokenizer-processing"))]
+mod tests {
+    use super::*;
+    use crate::{Compiler, CompilerOptions, TokenizerJsonOptions};
+
+    fn vocabulary(name: &str) -> CompiledVocabulary {
+        let path = format!("{}/../../tests/data/tokenizers/{name}", env!("CARGO_MANIFEST_DIR"));
+        let vocabulary = Vocabulary::from_tokenizer_json_file(&path, &TokenizerJsonOptions::default()).unwrap();
+        CompiledVocabulary::try_from(Arc::new(vocabulary)).unwrap()
+    }
+
+    /// Every state's row by both walks, bit for bit: the byte trie with whole subtrees taken
+    /// where their bytes loop, and the class trie of the automaton's partition.
+    #[test]
+    fn rows_walked_on_the_byte_trie_equal_rows_walked_on_the_class_trie() {
+        let compiler = Compiler::new(CompilerOptions::default());
+        let programs = [
+            compiler.compile_json_schema(
+                r#"{"type": "object", "properties": {"name": {"type": "string", "pattern": "^[a-z]{1,6}$"}, "tag": {"enum": ["ok", "née", "日本"]}, "on": {"type": "boolean"}}, "required": ["name", "tag"], "additionalProperties": false}"#,
+            ),
+            compiler.compile_json_schema(r#"{"type": "array", "items": {"type": "string", "pattern": "^[a-zé ]+\\d$"}}"#),
+            compiler.compile_regex(r"(\p{L}+ ?)*[\x00-\x1f]?"),
+        ];
+        for vocabulary in [vocabulary("gpt2.tokenizer.json"), vocabulary("mistral-v3.tokenizer.json")] {
+            for (i, program) in programs.iter().enumerate() {
+                let program = program.as_ref().unwrap();
+                let Backend::Regular(dfa) = program.executable().backend() else { panic!("program {i} is regular") };
+                let masks = RegularMasks::new(Arc::clone(dfa), &vocabulary, &Arc::new(TrieCache::new(0)));
+                let mut walked = 0;
+                for state in 1..dfa.state_count() as StateId {
+                    let mut by_bytes = vec![0u32; masks.word_count];
+                    let mut by_classes = vec![0u32; masks.word_count];
+                    walked +=
+                        masks.walk_bytes(state, &mut |ids| ids.iter().for_each(|&id| mask::set_bit(&mut by_bytes, id)));
+                    masks.walk_classes(masks.class_trie(), state, &mut |ids| {
+                        ids.iter().for_each(|&id| mask::set_bit(&mut by_classes, id))
+                    });
+                    assert_eq!(by_bytes, by_classes, "state {state} of {} states", dfa.state_count());
+                }
+                // Taking whole subtrees keeps the byte walks short of the whole trie per state.
+                assert!(walked < (dfa.state_count() * vocabulary.byte_trie().node_count()) as u64);
+            }
+        }
+    }
+}
