@@ -538,22 +538,7 @@ impl RegularMasks {
     /// most ASCII), so the walk goes down only where other bytes are.
     fn walk_bytes(&self, state: StateId, admit: &mut impl FnMut(&[TokenId])) -> u64 {
         let (dfa, trie) = (&self.dfa, &self.byte_trie);
-        // The ASCII bytes looping on each state, worked out on first need. Bit 0 stands for NUL
-        // and the bytes from 128 on (see `TokenTrie::bytes_below`) and is never set: such a
-        // subtree is always walked. Large automata (texts of regexes) keep them by state.
-        let looping =
-            |state: StateId| (1..128u8).filter(|&b| dfa.next(state, b) == state).fold(0, |set, b| set | 1u128 << b);
-        const UNKNOWN: u128 = 1;
-        let mut by_index = vec![UNKNOWN; if dfa.state_count() <= 4096 { dfa.state_count() } else { 0 }];
-        let mut by_state: HashMap<StateId, u128> = HashMap::new();
-        let mut loops = |state: StateId| match by_index.get_mut(state as usize) {
-            Some(known) if *known != UNKNOWN => *known,
-            Some(unknown) => {
-                *unknown = looping(state);
-                *unknown
-            }
-            None => *by_state.entry(state).or_insert_with(|| looping(state)),
-        };
+        let mut loops = LoopingBytes::new(dfa);
         let mut walked = 0u64;
         trie.walk_copy_at(
             state,
@@ -561,14 +546,8 @@ impl RegularMasks {
                 walked += 1;
                 match dfa.next(s, byte) {
                     DEAD => Descend::Skip,
-                    next => {
-                        let below = trie.bytes_below(node);
-                        if below & loops(next) == below {
-                            Descend::Take(next)
-                        } else {
-                            Descend::Enter(next)
-                        }
-                    }
+                    next if loops.below(trie, node, next) => Descend::Take(next),
+                    next => Descend::Enter(next),
                 }
             },
             |_, ids| admit(ids),
@@ -1134,21 +1113,8 @@ impl StructuredMasks {
             TrieSymbols::Classes => string.next_class(s, symbol),
             TrieSymbols::Bytes => string.next(s, symbol),
         };
-        // The ASCII bytes that loop on each state, worked out on first need. Bit 0 stands for
-        // NUL and the bytes from 128 on (see `TokenTrie::bytes_below`), which never loop here:
-        // it marks a state not worked out yet.
-        const UNKNOWN: u128 = 1;
-        let mut loops = vec![UNKNOWN; if symbols == TrieSymbols::Bytes { string.state_count() } else { 0 }];
-        let mut stays = |to: StateId, node: usize| {
-            symbols == TrieSymbols::Bytes && {
-                let looping = &mut loops[to as usize];
-                if *looping == UNKNOWN {
-                    *looping = (1..128u8).filter(|&b| string.next(to, b) == to).fold(0, |set, b| set | 1u128 << b);
-                }
-                let below = trie.bytes_below(node);
-                below & *looping == below
-            }
-        };
+        let mut loops = (symbols == TrieSymbols::Bytes).then(|| LoopingBytes::new(string));
+        let mut stays = |to: StateId, node: usize| loops.as_mut().is_some_and(|loops| loops.below(trie, node, to));
         let mut walked = 0u64;
         let mut inside = vec![0u32; self.word_count];
         let mut first_quote: Vec<FirstQuoteCloses> = Vec::new();
@@ -1240,6 +1206,48 @@ fn shared_string_rows(vocabulary: &CompiledVocabulary) -> Arc<SharedStringRows> 
 fn set_eos(vocabulary: &Vocabulary, row: &mut [u32]) {
     for &eos in vocabulary.eos_token_ids() {
         mask::set_bit(row, eos);
+    }
+}
+
+/// The ASCII bytes that loop on each state of an automaton, worked out on first need, for walks
+/// of the byte trie that take a subtree whole when every byte below it loops on the state it is
+/// entered in: its tokens all end in that state. Free text in a string loops on most ASCII.
+struct LoopingBytes<'a> {
+    dfa: &'a ByteDfa,
+    /// By state, for automata of up to [`LoopingBytes::INDEXED`] states; bit 0 (NUL and the bytes
+    /// from 128 on, see [`TokenTrie::bytes_below`]) never loops here, so it marks a state not
+    /// worked out yet.
+    by_index: Vec<u128>,
+    /// For larger automata (texts of patterns and regexes).
+    by_state: HashMap<StateId, u128>,
+}
+
+impl<'a> LoopingBytes<'a> {
+    const INDEXED: usize = 4096;
+    const UNKNOWN: u128 = 1;
+
+    fn new(dfa: &'a ByteDfa) -> Self {
+        let indexed = if dfa.state_count() <= Self::INDEXED { dfa.state_count() } else { 0 };
+        LoopingBytes { dfa, by_index: vec![Self::UNKNOWN; indexed], by_state: HashMap::new() }
+    }
+
+    /// Whether every byte on the edges below `node` of the byte trie loops on `state`.
+    fn below(&mut self, trie: &TokenTrie, node: usize, state: StateId) -> bool {
+        let below = trie.bytes_below(node);
+        below & self.looping(state) == below
+    }
+
+    fn looping(&mut self, state: StateId) -> u128 {
+        let dfa = self.dfa;
+        let work_out = || (1..128u8).filter(|&b| dfa.next(state, b) == state).fold(0, |set, b| set | 1u128 << b);
+        match self.by_index.get_mut(state as usize) {
+            Some(known) if *known != Self::UNKNOWN => *known,
+            Some(unknown) => {
+                *unknown = work_out();
+                *unknown
+            }
+            None => *self.by_state.entry(state).or_insert_with(work_out),
+        }
     }
 }
 
