@@ -92,7 +92,7 @@ fn compile_with(
     let root = lowering.schema(document.root(), "", crate::schema::read::Position::Value)?;
     let one_of_checks = std::mem::take(&mut lowering.one_of_checks);
     let mut graph = lowering.graph;
-    graph.finish().map_err(graph_diagnostic)?;
+    let ready = graph.finish().map_err(graph_diagnostic)?;
     let overlapping: lower::OneOfOverlaps = one_of_checks
         .into_iter()
         .filter_map(|(pointer, pairs)| {
@@ -104,7 +104,7 @@ fn compile_with(
     if !overlapping.is_empty() {
         return Ok(Lowered::Overlapping(overlapping));
     }
-    graph.prepare_matching().map_err(graph_diagnostic)?;
+    graph.prepare_matching(ready).map_err(graph_diagnostic)?;
     if !graph.is_satisfiable(root) {
         return Err(Diagnostic::new(DiagnosticCode::UnsatisfiableSchema, "", "the schema accepts no JSON value").into());
     }

@@ -605,7 +605,7 @@ pub(crate) struct UnboundedStates {
 
 /// What [`Graph::finish`] leaves to [`Graph::prepare_matching`].
 #[derive(Debug)]
-struct ForMatching {
+pub(crate) struct ForMatching {
     /// String automata of items under `uniqueItems` (every string automaton when some such
     /// item is an array or object).
     unique_strings: Vec<Arc<ByteDfa>>,
@@ -655,8 +655,6 @@ pub(crate) struct Graph {
     /// For string automata of items under `uniqueItems` (by address): which states have
     /// infinitely many completions.
     pub(crate) unbounded_strings: HashMap<AutomatonId, Arc<UnboundedStates>>,
-    /// Set by [`Graph::finish`], taken by [`Graph::prepare_matching`].
-    for_matching: Option<ForMatching>,
     /// For the automata of counted strings other than every string (by address): the code
     /// points each state needs to close.
     pub(crate) code_point_rooms: HashMap<AutomatonId, Arc<CodePointRoom>>,
@@ -745,7 +743,6 @@ impl Graph {
             negations: HashMap::new(),
             kinds: None,
             unbounded_strings: HashMap::new(),
-            for_matching: None,
             code_point_rooms: HashMap::new(),
             bounded_strings: HashMap::new(),
             finite_domains: HashMap::new(),
@@ -1010,8 +1007,9 @@ impl Graph {
         }
     }
 
-    /// Computes every pending node (including those created meanwhile), then satisfiability.
-    pub(crate) fn finish(&mut self) -> Result<(), GraphError> {
+    /// Computes every pending node (including those created meanwhile), then satisfiability;
+    /// returns what [`Graph::prepare_matching`] completes.
+    pub(crate) fn finish(&mut self) -> Result<ForMatching, GraphError> {
         // Classifying pattern keys creates conjunctions, whose objects may have patterns again.
         loop {
             let mut id = 0;
@@ -1067,16 +1065,14 @@ impl Graph {
                 what: "repeated items that are arrays or objects with finitely many values",
             });
         }
-        self.for_matching = Some(ForMatching { unique_strings, composite_unique_items: !composite_items.is_empty() });
-        Ok(())
+        Ok(ForMatching { unique_strings, composite_unique_items: !composite_items.is_empty() })
     }
 
     /// After [`Graph::finish`], once the graph is known to be the program's (a lowering whose
     /// `oneOf` branches overlap is redone): what only the matcher reads, the completions of
     /// strings under `uniqueItems`, the readings of pattern keys and counted strings.
-    pub(crate) fn prepare_matching(&mut self) -> Result<(), GraphError> {
-        let ForMatching { unique_strings, composite_unique_items } =
-            self.for_matching.take().expect("prepare_matching follows finish");
+    pub(crate) fn prepare_matching(&mut self, ready: ForMatching) -> Result<(), GraphError> {
+        let ForMatching { unique_strings, composite_unique_items } = ready;
         for dfa in unique_strings {
             let key = AutomatonId::of(&dfa);
             self.unbounded_strings.entry(key).or_insert_with(|| {
