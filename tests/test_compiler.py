@@ -158,13 +158,22 @@ def test_without_cache(toy_vocabulary):
 
 
 def test_trie_cache_shared_across_binds(toy_vocabulary):
+    # The eager rows of the string automaton walk enough of the byte trie that its class trie
+    # pays: the first bind builds it, the second finds it in the cache.
     compiler = maskforge.Compiler()
-    program = compiler.compile(ENUM_SCHEMA)
+    program = compiler.compile(STRING_SCHEMA)
     program.bind(toy_vocabulary)
     program.bind(toy_vocabulary)
     stats = compiler.cache_stats()
     assert stats["trie_entries"] == 1
     assert stats["trie_hits"] >= 1
+
+
+def test_small_automata_bind_without_a_class_trie(toy_vocabulary):
+    # A two-string enum's rows walk the byte trie for less than its class trie would cost.
+    compiler = maskforge.Compiler()
+    compiler.compile(ENUM_SCHEMA).bind(toy_vocabulary)
+    assert compiler.cache_stats()["trie_entries"] == 0
 
 
 def test_bind_policies_agree(gpt2_vocabulary, mask_ids):

@@ -24,8 +24,8 @@ pub struct CacheStats {
     pub executable_entries: usize,
     /// Estimated heap bytes of the executables held now (keys included).
     pub executable_bytes: usize,
-    /// Token-trie lookups (at bind time, and in strings on the structured backend) that found
-    /// the trie cached.
+    /// Class-trie lookups (when binding, and once a regular automaton's rows or the string
+    /// splits of the structured backend pay for a class trie) that found it cached.
     pub trie_hits: u64,
     /// Token-trie lookups that found nothing, so the trie was built.
     pub trie_misses: u64,
